@@ -1,0 +1,76 @@
+# proxybench: every entry point. `make help` lists them.
+-include .env
+
+SHELL := /bin/bash
+GO ?= go
+SCENARIO ?=
+TARGET ?= all
+TARGETS ?= all
+PROFILE ?= smoke
+PROTO ?=
+TESTID ?= $(shell date +%Y%m%d-%H%M%S)
+ARGS ?=
+export PROXYBENCH_CACHE ?= $(HOME)/.cache/proxybench
+
+# k6 must never reach the internet: no usage report, no automatic extension download.
+export K6_NO_USAGE_REPORT := true
+export K6_AUTO_EXTENSION_RESOLUTION := false
+
+K6_SOURCES := $(shell find extensions -name '*.go' -not -name '*_test.go') extensions/go.mod extensions/go.sum
+GO_SOURCES := $(shell find cmd stack runner upstream -name '*.go' -not -name '*_test.go') go.mod
+
+.DEFAULT_GOAL := help
+
+help: # List every target with what it does
+	@grep -E '^[a-zA-Z0-9_-]+:.*?# ' $(MAKEFILE_LIST) | sed -E 's/:.*# /\t/' | awk -F'\t' '{printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
+	@echo
+	@echo "  Variables: SCENARIO=reused-h1|…|ws  TARGET/TARGETS=all|name,…  PROFILE=smoke|stable|stress"
+	@echo "             PROTO=h1|h1c|h2 (probes)  TESTID=…  ARGS='extra k6 flags'  (also read from .env)"
+
+bin/k6: $(K6_SOURCES)
+	cd extensions && $(GO) build -trimpath -o ../bin/k6 .
+
+bin/upstream: $(GO_SOURCES)
+	$(GO) build -trimpath -o bin/upstream ./upstream
+
+bin/proxybench: $(GO_SOURCES)
+	$(GO) build -trimpath -o bin/proxybench ./cmd/proxybench
+
+k6-build: bin/k6 # Build the custom k6 (k6 v2 + our extensions) into bin/k6
+
+build: bin/k6 bin/upstream bin/proxybench # Build k6, the upstream and the stack controller
+
+setup: build # Build everything and install every proxy that is missing (idempotent, cached)
+	bin/proxybench setup -targets $(TARGETS)
+
+up: setup # Start the upstream and the proxies on loopback, each verified before it counts as up
+	bin/proxybench up -targets $(TARGETS)
+
+down: bin/proxybench # Stop exactly what `make up` started, by pid
+	bin/proxybench down
+
+status: bin/proxybench # Show each target's version, pid and per-protocol health
+	bin/proxybench status
+
+k6: build # Run SCENARIO against TARGET (one or all running) and print the side-by-side table
+	bin/proxybench k6 -scenario "$(SCENARIO)" -targets "$(TARGET)" -proto "$(PROTO)" -profile $(PROFILE) -testid $(TESTID) -- $(ARGS)
+
+bench: setup # The benchmark: stack up, every scenario × every target at PROFILE, tables, stack down
+	bin/proxybench bench -targets $(TARGETS) -profile $(PROFILE) -testid $(TESTID) -- $(ARGS)
+
+table: bin/proxybench # Print the tables of a saved run again: make table ID=<testid>
+	bin/proxybench table results/$(ID)
+
+lint: # gofmt and go vet on every Go module
+	@test -z "$$(gofmt -l cmd stack runner upstream e2e extensions)" || { gofmt -l cmd stack runner upstream e2e extensions; exit 1; }
+	$(GO) vet ./...
+	cd extensions && $(GO) vet ./...
+
+test: setup lint # Unit tests, k6 inspect of every scenario, and the end-to-end test on a real stack
+	$(GO) test -count=1 -timeout 30m ./...
+	cd extensions && $(GO) test -count=1 -timeout 10m ./...
+
+clean: # Remove built binaries and results (the install cache stays)
+	rm -rf bin results
+
+.PHONY: help k6-build build setup up down status k6 bench table lint test clean

@@ -1,0 +1,86 @@
+// Command proxybench is what the Makefile calls: it installs, starts and stops the native stack
+// and runs the scenarios against its targets.
+//
+//	proxybench setup  [-targets all]
+//	proxybench up     [-targets all]
+//	proxybench down
+//	proxybench status
+//	proxybench k6     -scenario NAME [-targets all] [-proto h1|h1c|h2] [-testid ID] [-- k6 flags]
+//	proxybench bench  [-targets all] [-testid ID] [-- k6 flags]
+//	proxybench table  results/ID
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/proxybench/proxybench/stack"
+)
+
+var commands = map[string]func(ctx context.Context, args []string) error{
+	"setup":  cmdSetup,
+	"up":     cmdUp,
+	"down":   cmdDown,
+	"status": cmdStatus,
+	"k6":     cmdK6,
+	"bench":  cmdBench,
+	"table":  cmdTable,
+}
+
+func main() {
+	if len(os.Args) < 2 || commands[os.Args[1]] == nil {
+		fmt.Fprintln(os.Stderr, "usage: proxybench setup|up|down|status|k6|bench|table [flags] (see `make help`)")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := commands[os.Args[1]](ctx, os.Args[2:]); err != nil {
+		fmt.Fprintln(os.Stderr, "proxybench "+os.Args[1]+": "+err.Error())
+		os.Exit(1)
+	}
+}
+
+// paths come from the environment so that tests can run a second, isolated stack.
+func paths() (stack.Paths, error) {
+	root, err := os.Getwd()
+	if err != nil {
+		return stack.Paths{}, err
+	}
+	cache := os.Getenv("PROXYBENCH_CACHE")
+	if cache == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return stack.Paths{}, errors.New("set PROXYBENCH_CACHE: no home directory for the default cache")
+		}
+		cache = filepath.Join(home, ".cache", "proxybench")
+	}
+	return stack.Paths{
+		Root:        root,
+		TargetsFile: envOr("TARGETS_FILE", filepath.Join(root, "targets.json")),
+		RunDir:      envOr("PROXYBENCH_RUN", filepath.Join(root, "run")),
+		CacheDir:    cache,
+	}, nil
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		if abs, err := filepath.Abs(v); err == nil {
+			return abs
+		}
+		return v
+	}
+	return def
+}
+
+func newStack() (*stack.Stack, error) {
+	p, err := paths()
+	if err != nil {
+		return nil, err
+	}
+	return stack.New(p, os.Stdout)
+}

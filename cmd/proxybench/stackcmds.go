@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+
+	"github.com/proxybench/proxybench/stack"
+)
+
+// parseTargets reads the -targets flag every stack command has.
+func parseTargets(name string, args []string) (*flag.FlagSet, *string, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	targets := fs.String("targets", envOr("TARGETS", "all"), "targets: all or a comma-separated list")
+	return fs, targets, fs.Parse(args)
+}
+
+func cmdSetup(ctx context.Context, args []string) error {
+	_, targets, err := parseTargets("setup", args)
+	if err != nil {
+		return err
+	}
+	s, err := newStack()
+	if err != nil {
+		return err
+	}
+	names, err := s.Config.Select(*targets)
+	if err != nil {
+		return err
+	}
+	defs, err := s.Definitions(names)
+	if err != nil {
+		return err
+	}
+	if err := s.Install(ctx, defs); err != nil {
+		return err
+	}
+	_, err = stack.EnsureCerts(filepath.Join(s.RunDir, "certs"), s.Config.Hostname)
+	return err
+}
+
+func cmdUp(ctx context.Context, args []string) error {
+	_, targets, err := parseTargets("up", args)
+	if err != nil {
+		return err
+	}
+	s, err := newStack()
+	if err != nil {
+		return err
+	}
+	names, err := s.Config.Select(*targets)
+	if err != nil {
+		return err
+	}
+	return s.Up(ctx, names)
+}
+
+func cmdDown(_ context.Context, _ []string) error {
+	s, err := newStack()
+	if err != nil {
+		return err
+	}
+	return s.Down()
+}
+
+func cmdStatus(ctx context.Context, _ []string) error {
+	s, err := newStack()
+	if err != nil {
+		return err
+	}
+	rows, err := s.Status(ctx)
+	if err != nil {
+		return err
+	}
+	stack.PrintStatus(os.Stdout, rows)
+	return nil
+}

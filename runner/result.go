@@ -1,0 +1,65 @@
+// Package runner runs k6 scenarios against targets, one k6 process per target, and prints the
+// results side by side.
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// Stats are a trend's figures, in milliseconds.
+type Stats struct {
+	Avg float64 `json:"avg"`
+	Min float64 `json:"min"`
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	P95 float64 `json:"p95"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+}
+
+// Result is what a scenario's handleSummary writes (CONTRIBUTING.md, "Scenario ↔ runner").
+type Result struct {
+	Schema            int                             `json:"schema"`
+	TestID            string                          `json:"testid"`
+	Scenario          string                          `json:"scenario"`
+	Target            string                          `json:"target"`
+	Mode              string                          `json:"mode"`
+	Proto             string                          `json:"proto"`
+	ExpectedProto     string                          `json:"expected_proto"`
+	Route             string                          `json:"route"`
+	Profile           string                          `json:"profile"`
+	DurationS         float64                         `json:"duration_s"`
+	Requests          float64                         `json:"requests"`
+	RPS               float64                         `json:"rps"`
+	FailedRequests    float64                         `json:"failed_requests"`
+	Checks            struct{ Passes, Fails float64 } `json:"checks"`
+	ProtosSeen        map[string]float64              `json:"protos_seen"`
+	DroppedIterations float64                         `json:"dropped_iterations"`
+	NewConnections    *float64                        `json:"new_connections,omitempty"`
+	Latency           Stats                           `json:"latency_ms"`
+	TTFB              Stats                           `json:"ttfb_ms"`
+	Extra             map[string]Stats                `json:"extra"`
+	Valid             bool                            `json:"valid"`
+	Invalid           []string                        `json:"invalid"`
+
+	// Err is set by the runner when k6 did not produce a result at all.
+	Err string `json:"-"`
+}
+
+// LoadResult reads one result file.
+func LoadResult(path string) (*Result, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", path, err)
+	}
+	if r.Schema != 1 {
+		return nil, fmt.Errorf("%s: result schema %d, this runner reads schema 1", path, r.Schema)
+	}
+	return &r, nil
+}

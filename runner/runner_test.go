@@ -1,0 +1,79 @@
+package runner
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestJobEnv(t *testing.T) {
+	t.Parallel()
+	r := &Runner{CAFile: "/ca.pem", Profile: "smoke", TargetsFile: "/t.json"}
+	tests := []struct {
+		job     Job
+		godebug bool
+	}{
+		{Job{Scenario: "reused-h1", Target: "nginx"}, true},
+		{Job{Scenario: "fresh-h1", Target: "nginx"}, true},
+		{Job{Scenario: "reused-h1c", Target: "nginx"}, false},
+		{Job{Scenario: "reused-h2", Target: "nginx"}, false},
+		{Job{Scenario: "json", Target: "nginx", Proto: "h1"}, true},
+		{Job{Scenario: "json", Target: "nginx", Proto: "h2"}, false},
+	}
+	for _, tc := range tests {
+		env := r.Env("id1", tc.job, "/out.json")
+		for _, want := range []string{"K6_NO_USAGE_REPORT=true", "K6_AUTO_EXTENSION_RESOLUTION=false", "SSL_CERT_FILE=/ca.pem", "TARGET=nginx", "TESTID=id1", "SUMMARY_JSON=/out.json", "PROFILE=smoke", "TARGETS_FILE=/t.json"} {
+			if !slices.Contains(env, want) {
+				t.Errorf("%+v: env lacks %s", tc.job, want)
+			}
+		}
+		if got := slices.Contains(env, "GODEBUG=http2client=0"); got != tc.godebug {
+			t.Errorf("%+v: GODEBUG=http2client=0 set = %v, want %v", tc.job, got, tc.godebug)
+		}
+	}
+}
+
+func TestLoadResultSchema(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "r.json")
+	os.WriteFile(p, []byte(`{"schema":2}`), 0o644)
+	if _, err := LoadResult(p); err == nil || !strings.Contains(err.Error(), "schema 2") {
+		t.Errorf("schema 2: error = %v", err)
+	}
+	os.WriteFile(p, []byte(`{"schema":1,"target":"nginx","requests":10,"checks":{"passes":10,"fails":0},"valid":true}`), 0o644)
+	r, err := LoadResult(p)
+	if err != nil || r.Target != "nginx" || r.Checks.Passes != 10 || !r.Valid {
+		t.Errorf("LoadResult = %+v, %v", r, err)
+	}
+}
+
+func TestPrintTable(t *testing.T) {
+	t.Parallel()
+	n := 2000.0
+	results := []*Result{
+		{Schema: 1, Target: "direct", Requests: 2000, RPS: 4000, NewConnections: &n, Latency: Stats{P50: 1.5, P95: 3, P99: 150},
+			ProtosSeen: map[string]float64{"HTTP/2.0": 2000}, Valid: true},
+		{Schema: 1, Target: "nginx", Requests: 1990, RPS: 3000, ProtosSeen: map[string]float64{"HTTP/2.0": 1980, "HTTP/1.1": 10},
+			Valid: false, Invalid: []string{"10 responses over HTTP/1.1"}},
+		{Target: "caddy", Err: "k6 run fresh-h2 (target caddy): exit status 107"},
+	}
+	var buf bytes.Buffer
+	PrintTable(&buf, "fresh-h2", results)
+	out := buf.String()
+	for _, want := range []string{
+		"== fresh-h2", "new conns", "4000", "1.50", "150", "HTTP/2.0",
+		"HTTP/1.1×10 HTTP/2.0×1980", "invalid: nginx : 10 responses over HTTP/1.1",
+		"ERROR", "caddy: k6 run fresh-h2 (target caddy): exit status 107",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, " yes") != 1 || strings.Count(out, " NO") != 1 {
+		t.Errorf("want one valid and one invalid row:\n%s", out)
+	}
+}

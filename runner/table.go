@@ -1,0 +1,123 @@
+package runner
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// PrintTable writes one scenario's results side by side, one row per target (and protocol, for
+// probes). An invalid cell says why instead of hiding among the valid ones.
+func PrintTable(w io.Writer, title string, results []*Result) {
+	fmt.Fprintf(w, "\n== %s\n", title)
+	extras := extraKeys(results)
+	fresh := false
+	for _, r := range results {
+		fresh = fresh || r.NewConnections != nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := []string{"target", "proto", "reqs", "req/s", "p50 ms", "p95 ms", "p99 ms", "failed", "checks ✗"}
+	if fresh {
+		head = append(head, "new conns")
+	}
+	for _, k := range extras {
+		head = append(head, k+" p50")
+	}
+	head = append(head, "protocol seen", "valid")
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	var notes []string
+	for _, r := range results {
+		proto := r.Proto
+		if r.Err != "" && r.Schema == 0 {
+			row := []string{r.Target, proto, "-", "-", "-", "-", "-", "-", "-"}
+			if fresh {
+				row = append(row, "-")
+			}
+			for range extras {
+				row = append(row, "-")
+			}
+			row = append(row, "-", "ERROR")
+			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+			notes = append(notes, fmt.Sprintf("%s: %s", r.Target, r.Err))
+			continue
+		}
+		row := []string{
+			r.Target, proto,
+			fmt.Sprintf("%.0f", r.Requests), fmt.Sprintf("%.0f", r.RPS),
+			ms(r.Latency.P50), ms(r.Latency.P95), ms(r.Latency.P99),
+			fmt.Sprintf("%.0f", r.FailedRequests), fmt.Sprintf("%.0f", r.Checks.Fails),
+		}
+		if fresh {
+			n := "-"
+			if r.NewConnections != nil {
+				n = fmt.Sprintf("%.0f", *r.NewConnections)
+			}
+			row = append(row, n)
+		}
+		for _, k := range extras {
+			if s, ok := r.Extra[k]; ok {
+				row = append(row, ms(s.P50))
+			} else {
+				row = append(row, "-")
+			}
+		}
+		valid := "yes"
+		if !r.Valid || r.Err != "" {
+			valid = "NO"
+			reasons := append([]string{}, r.Invalid...)
+			if r.Err != "" {
+				reasons = append(reasons, r.Err)
+			}
+			notes = append(notes, fmt.Sprintf("%s %s: %s", r.Target, proto, strings.Join(reasons, "; ")))
+		}
+		row = append(row, seen(r.ProtosSeen), valid)
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	tw.Flush()
+	for _, n := range notes {
+		fmt.Fprintln(w, "  invalid: "+n)
+	}
+}
+
+func ms(v float64) string {
+	if v >= 100 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// seen lists the protocols responses arrived over, with counts when there is more than one.
+func seen(protos map[string]float64) string {
+	var keys []string
+	for k, n := range protos {
+		if n > 0 {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	if len(keys) <= 1 {
+		return strings.Join(keys, "")
+	}
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s×%.0f", k, protos[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+func extraKeys(results []*Result) []string {
+	set := map[string]bool{}
+	for _, r := range results {
+		for k := range r.Extra {
+			set[k] = true
+		}
+	}
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

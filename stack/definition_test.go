@@ -1,0 +1,89 @@
+package stack
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestDefinitionRenderAndArgv(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, dir, "demo/target.json", `{"config":"demo.conf.tmpl","command":["sh","-c","{{.ConfigFile}}"],
+"version":["sh","--version"],"install":"install.sh","protocols":["h1","h2"],"env":{"GOMAXPROCS":"{{.Workers}}"}}`)
+	writeFile(t, dir, "demo/demo.conf.tmpl", "listen {{.Addr}}:{{.TLSPort}} -> {{.UpstreamAddr}} workers={{.Workers}}\n")
+	d, err := LoadDefinition(dir, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := t.TempDir()
+	v := Vars{Name: "demo", Addr: "127.0.0.1", TLSPort: 8441, UpstreamAddr: "127.0.0.1:9000", Workers: 3, RunDir: run, ConfigFile: d.ConfigFile(run)}
+	if err := d.Render(v); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(v.ConfigFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "listen 127.0.0.1:8441 -> 127.0.0.1:9000 workers=3\n"; string(got) != want {
+		t.Errorf("rendered %q, want %q", got, want)
+	}
+	argv, err := d.Argv(v, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(argv[0], "/sh") || argv[2] != v.ConfigFile {
+		t.Errorf("argv = %v", argv)
+	}
+	env, err := d.Environ(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env[len(env)-1] != "GOMAXPROCS=3" {
+		t.Errorf("env ends with %q, want GOMAXPROCS=3", env[len(env)-1])
+	}
+}
+
+func TestDefinitionErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, body, want string
+	}{
+		{"unknown key", `{"config":"a","command":["x"],"version":["x"],"protocols":["h1"],"port":1}`, `unknown field "port"`},
+		{"no command", `{"config":"a","command":[],"version":["x"],"protocols":["h1"]}`, `"command" is empty`},
+		{"no folder", "", "no such file"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			if tc.body != "" {
+				writeFile(t, dir, "p/target.json", tc.body)
+			}
+			_, err := LoadDefinition(dir, "p")
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "target p") {
+				t.Fatalf("error = %v, want it to name the target and contain %q", err, tc.want)
+			}
+		})
+	}
+	// A template that names a field we do not have must fail, not render "<no value>".
+	dir := t.TempDir()
+	writeFile(t, dir, "p/target.json", `{"config":"c.tmpl","command":["sh"],"version":["sh"],"protocols":["h1"]}`)
+	writeFile(t, dir, "p/c.tmpl", "{{.Nope}}")
+	d, err := LoadDefinition(dir, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := t.TempDir()
+	if err := d.Render(Vars{ConfigFile: d.ConfigFile(run)}); err == nil || !strings.Contains(err.Error(), "Nope") {
+		t.Errorf("Render with unknown field: error = %v", err)
+	}
+}
+
+func TestLookBinaryNotInstalled(t *testing.T) {
+	t.Parallel()
+	_, err := LookBinary("no-such-proxy-binary", t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "is not installed") {
+		t.Fatalf("error = %v", err)
+	}
+}

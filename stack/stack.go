@@ -1,0 +1,343 @@
+package stack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// Paths are where the stack finds its parts and keeps its state.
+type Paths struct {
+	Root        string // the project: proxies/, bin/
+	TargetsFile string // targets.json
+	RunDir      string // state of a running stack: certs, configs, logs, pids
+	CacheDir    string // installed proxies, outside the clone
+}
+
+// CacheBin is where install scripts put binaries that are not on PATH.
+func (p Paths) CacheBin() string { return filepath.Join(p.CacheDir, "bin") }
+
+// ProxiesDir holds one folder per proxy.
+func (p Paths) ProxiesDir() string { return filepath.Join(p.Root, "proxies") }
+
+// UpstreamBin is the upstream the Makefile builds.
+func (p Paths) UpstreamBin() string { return filepath.Join(p.Root, "bin", "upstream") }
+
+func (p Paths) statePath() string { return filepath.Join(p.RunDir, "state.json") }
+
+// Stack is the native engine: it brings targets up on loopback and down again by pid.
+type Stack struct {
+	Paths
+	Config *Config
+	Out    io.Writer // one progress line per step
+
+	// ReadyTimeout bounds how long a target may take to answer its first verified request.
+	ReadyTimeout time.Duration
+}
+
+// New loads the targets file.
+func New(p Paths, out io.Writer) (*Stack, error) {
+	c, err := LoadConfig(p.TargetsFile)
+	if err != nil {
+		return nil, err
+	}
+	return &Stack{Paths: p, Config: c, Out: out, ReadyTimeout: 20 * time.Second}, nil
+}
+
+// Running is a target the stack started.
+type Running struct {
+	Process
+	Version   string     `json:"version"`
+	Ports     Ports      `json:"ports"`
+	Protocols []Protocol `json:"protocols"`
+}
+
+// State is run/state.json: what is up, so that down stops exactly that.
+type State struct {
+	Started time.Time           `json:"started"`
+	Targets map[string]*Running `json:"targets"`
+}
+
+// LoadState reads the running stack's state; a missing file is an empty state.
+func (s *Stack) LoadState() (*State, error) {
+	st := &State{Targets: map[string]*Running{}}
+	data, err := os.ReadFile(s.statePath())
+	if errors.Is(err, os.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read stack state: %w", err)
+	}
+	if err := json.Unmarshal(data, st); err != nil {
+		return nil, fmt.Errorf("parse %s: %w (remove it if no stack is running)", s.statePath(), err)
+	}
+	return st, nil
+}
+
+func (s *Stack) saveState(st *State) error {
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(s.statePath(), data, 0o644)
+}
+
+// Definitions loads the folders of the named targets (direct has none: it is the upstream).
+func (s *Stack) Definitions(names []string) (map[string]*Definition, error) {
+	defs := map[string]*Definition{}
+	var errs []error
+	for _, n := range names {
+		if n == Direct {
+			continue
+		}
+		d, err := LoadDefinition(s.ProxiesDir(), n)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		defs[n] = d
+	}
+	return defs, errors.Join(errs...)
+}
+
+func (s *Stack) vars(name string, certs Certs, runDir string, def *Definition) Vars {
+	p := s.Config.Targets[name]
+	v := Vars{
+		Name:         name,
+		Host:         s.Config.Hostname,
+		Addr:         s.Config.Address,
+		TLSPort:      p.TLS,
+		H1CPort:      p.H1C,
+		UpstreamAddr: s.Config.Address + ":" + strconv.Itoa(s.Config.Upstream.H1C),
+		CertFile:     certs.CertFile,
+		KeyFile:      certs.KeyFile,
+		CAFile:       certs.CAFile,
+		RunDir:       runDir,
+		Workers:      s.Config.Workers,
+		Keepalive:    s.Config.UpstreamKeepalive,
+		UploadLimit:  s.Config.UploadLimit,
+	}
+	if def != nil {
+		v.ConfigFile = def.ConfigFile(runDir)
+	}
+	return v
+}
+
+func (s *Stack) logf(format string, args ...any) {
+	if s.Out != nil {
+		fmt.Fprintf(s.Out, format+"\n", args...)
+	}
+}
+
+// Up starts the upstream and the named proxies, and returns once every one of them answers a
+// verified request over each of its protocols. On any failure it stops what it started.
+func (s *Stack) Up(ctx context.Context, names []string) (err error) {
+	old, err := s.LoadState()
+	if err != nil {
+		return err
+	}
+	for n, r := range old.Targets {
+		if r.Alive() {
+			return fmt.Errorf("a stack is already up (%s, pid %d): run `make down` first", n, r.PID)
+		}
+	}
+	defs, err := s.Definitions(names)
+	if err != nil {
+		return err
+	}
+	if err := s.Install(ctx, defs); err != nil {
+		return err
+	}
+	if _, err := os.Stat(s.UpstreamBin()); err != nil {
+		return fmt.Errorf("target direct: %s is missing: run `make setup` (or `make upstream`)", s.UpstreamBin())
+	}
+	if err := s.checkPorts(names); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(s.RunDir, 0o755); err != nil {
+		return err
+	}
+	certs, err := EnsureCerts(filepath.Join(s.RunDir, "certs"), s.Config.Hostname)
+	if err != nil {
+		return err
+	}
+	prober, err := NewProber(s.Config.Hostname, s.Config.Address, certs.CAFile)
+	if err != nil {
+		return err
+	}
+
+	st := &State{Started: time.Now(), Targets: map[string]*Running{}}
+	defer func() {
+		if err != nil {
+			s.stopAll(st)
+			return
+		}
+		err = s.saveState(st)
+	}()
+
+	// The upstream is always up: every proxy forwards to it, and it is the direct target.
+	up, err := s.startUpstream(ctx, certs, prober)
+	if err != nil {
+		return err
+	}
+	st.Targets[Direct] = up
+	for _, n := range names {
+		if n == Direct {
+			continue
+		}
+		r, err := s.startProxy(ctx, defs[n], certs, prober)
+		if err != nil {
+			return err
+		}
+		st.Targets[n] = r
+	}
+	return nil
+}
+
+func (s *Stack) checkPorts(names []string) error {
+	var errs []error
+	seen := map[int]bool{}
+	for _, n := range append([]string{Direct}, names...) {
+		p := s.Config.Targets[n]
+		for _, port := range []int{p.TLS, p.H1C} {
+			if seen[port] {
+				continue
+			}
+			seen[port] = true
+			if err := CheckPortFree(s.Config.Address, port); err != nil {
+				errs = append(errs, fmt.Errorf("target %s: %w", n, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Stack) startUpstream(ctx context.Context, certs Certs, prober *Prober) (*Running, error) {
+	runDir := filepath.Join(s.RunDir, Direct)
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		return nil, err
+	}
+	p := s.Config.Targets[Direct]
+	argv := []string{
+		s.UpstreamBin(),
+		"-h1c", s.Config.Address + ":" + strconv.Itoa(p.H1C),
+		"-tls", s.Config.Address + ":" + strconv.Itoa(p.TLS),
+		"-cert", certs.CertFile, "-key", certs.KeyFile,
+		"-upload-limit", strconv.FormatInt(s.Config.UploadLimit, 10),
+	}
+	r := &Running{Ports: p, Protocols: []Protocol{H1, H1C, H2}, Version: upstreamVersion(s.UpstreamBin())}
+	return r, s.start(ctx, Direct, r, argv, os.Environ(), runDir, prober)
+}
+
+func (s *Stack) startProxy(ctx context.Context, def *Definition, certs Certs, prober *Prober) (*Running, error) {
+	runDir := filepath.Join(s.RunDir, def.Name)
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		return nil, err
+	}
+	v := s.vars(def.Name, certs, runDir, def)
+	if err := def.Render(v); err != nil {
+		return nil, err
+	}
+	argv, err := def.Argv(v, s.CacheBin())
+	if err != nil {
+		return nil, err
+	}
+	env, err := def.Environ(v)
+	if err != nil {
+		return nil, err
+	}
+	r := &Running{Ports: s.Config.Targets[def.Name], Version: s.Version(def, v)}
+	for _, p := range def.Protocols {
+		switch Protocol(p) {
+		case H1, H1C, H2:
+			r.Protocols = append(r.Protocols, Protocol(p))
+		}
+	}
+	return r, s.start(ctx, def.Name, r, argv, env, runDir, prober)
+}
+
+func (s *Stack) start(ctx context.Context, name string, r *Running, argv, env []string, runDir string, prober *Prober) error {
+	logPath := filepath.Join(runDir, name+".log")
+	_ = os.Remove(logPath)
+	p, err := StartProcess(argv, env, runDir, logPath)
+	if err != nil {
+		return fmt.Errorf("target %s: %w", name, err)
+	}
+	r.Process = *p
+	t0 := time.Now()
+	if err := s.waitReady(ctx, name, r, prober); err != nil {
+		return err
+	}
+	s.logf("%-8s up   pid %-7d %-22s ready in %v", name, r.PID, r.Version, time.Since(t0).Round(time.Millisecond))
+	return nil
+}
+
+// waitReady polls until every protocol of the target passes a verified probe.
+func (s *Stack) waitReady(ctx context.Context, name string, r *Running, prober *Prober) error {
+	ctx, cancel := context.WithTimeout(ctx, s.ReadyTimeout)
+	defer cancel()
+	for _, proto := range r.Protocols {
+		port := r.Ports.TLS
+		if proto == H1C {
+			port = r.Ports.H1C
+		}
+		for {
+			err := prober.Probe(ctx, proto, port)
+			if err == nil {
+				break
+			}
+			select {
+			case <-r.Exited():
+				return fmt.Errorf("target %s exited during start-up (command: %v); last lines of %s:\n%s",
+					name, r.Argv, r.Log, Tail(r.Log, 20))
+			case <-ctx.Done():
+				return fmt.Errorf("target %s did not answer a verified request within %v: %w; last lines of %s:\n%s",
+					name, s.ReadyTimeout, err, r.Log, Tail(r.Log, 20))
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
+// Down stops exactly what Up started, proxies first and the upstream last.
+func (s *Stack) Down() error {
+	st, err := s.LoadState()
+	if err != nil {
+		return err
+	}
+	if len(st.Targets) == 0 {
+		s.logf("nothing to stop: no stack is up")
+		return nil
+	}
+	if err := s.stopAll(st); err != nil {
+		return err
+	}
+	return os.Remove(s.statePath())
+}
+
+func (s *Stack) stopAll(st *State) error {
+	var errs []error
+	stop := func(n string, r *Running) {
+		if err := r.Stop(10 * time.Second); err != nil {
+			errs = append(errs, fmt.Errorf("target %s: %w", n, err))
+			return
+		}
+		s.logf("%-8s down (pid %d)", n, r.PID)
+	}
+	for n, r := range st.Targets {
+		if n != Direct {
+			stop(n, r)
+		}
+	}
+	if r, ok := st.Targets[Direct]; ok {
+		stop(Direct, r)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,99 @@
+package stack
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// TargetStatus is one row of `make status`.
+type TargetStatus struct {
+	Name    string
+	Version string
+	PID     int                // 0 when not running
+	Health  map[Protocol]error // per protocol, only when running
+	Problem string             // why the target cannot run, if it cannot
+}
+
+// Status reports every target of the targets file: installed version, pid and health.
+func (s *Stack) Status(ctx context.Context) ([]TargetStatus, error) {
+	st, err := s.LoadState()
+	if err != nil {
+		return nil, err
+	}
+	certs := CertsIn(filepath.Join(s.RunDir, "certs"))
+	prober, proberErr := NewProber(s.Config.Hostname, s.Config.Address, certs.CAFile)
+	var rows []TargetStatus
+	for _, n := range s.Config.Names() {
+		row := TargetStatus{Name: n}
+		if n == Direct {
+			row.Version = upstreamVersion(s.UpstreamBin())
+		} else if d, err := LoadDefinition(s.ProxiesDir(), n); err != nil {
+			row.Problem = err.Error()
+		} else if _, err := d.Binary(s.CacheBin()); err != nil {
+			row.Problem = fmt.Sprintf("not installed: `make setup` runs proxies/%s/%s", n, d.Install)
+		} else {
+			row.Version = s.Version(d, s.vars(n, certs, filepath.Join(s.RunDir, n), d))
+		}
+		if r, ok := st.Targets[n]; ok && r.Alive() {
+			row.PID = r.PID
+			row.Health = map[Protocol]error{}
+			for _, proto := range r.Protocols {
+				port := r.Ports.TLS
+				if proto == H1C {
+					port = r.Ports.H1C
+				}
+				if proberErr != nil {
+					row.Health[proto] = proberErr
+					continue
+				}
+				pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+				row.Health[proto] = prober.Probe(pctx, proto, port)
+				cancel()
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// PrintStatus writes the rows as a table, with each failing probe's error below it.
+func PrintStatus(w io.Writer, rows []TargetStatus) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TARGET\tVERSION\tPID\tHEALTH")
+	var notes []string
+	for _, r := range rows {
+		pid, health := "-", "down"
+		if r.PID != 0 {
+			pid = fmt.Sprint(r.PID)
+			var parts []string
+			for _, p := range []Protocol{H1, H1C, H2} {
+				err, ok := r.Health[p]
+				switch {
+				case !ok:
+					continue
+				case err == nil:
+					parts = append(parts, string(p)+" ok")
+				default:
+					parts = append(parts, string(p)+" FAIL")
+					notes = append(notes, fmt.Sprintf("%s %s: %v", r.Name, p, err))
+				}
+			}
+			health = strings.Join(parts, ", ")
+		}
+		version := r.Version
+		if r.Problem != "" {
+			version = "-"
+			notes = append(notes, fmt.Sprintf("%s: %s", r.Name, r.Problem))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, version, pid, health)
+	}
+	tw.Flush()
+	for _, n := range notes {
+		fmt.Fprintln(w, "  "+n)
+	}
+}
