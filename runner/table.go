@@ -23,7 +23,7 @@ func PrintTable(w io.Writer, title string, results []*Result) {
 		head = append(head, "new conns")
 	}
 	for _, k := range extras {
-		head = append(head, k+" p50")
+		head = append(head, strings.TrimPrefix(k, "http_req_")+" p50")
 	}
 	head = append(head, "protocol seen", "valid")
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")

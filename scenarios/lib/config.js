@@ -1,0 +1,128 @@
+// Configuration from __ENV. Every default runs as it is (the smoke profile against the direct
+// target); a value that can't be used stops the test before it starts, with a message naming
+// the variable.
+import { DEFAULT_PROFILE, profile } from './profiles.js';
+import { protocol } from './protocols.js';
+import { origin, target } from './targets.js';
+
+const DURATION_RE = /^(\d+(\.\d+)?(ms|s|m|h))+$/;
+const DURATION_UNITS = { ms: 0.001, s: 1, m: 60, h: 3600 };
+const TESTID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+// UPLOAD_BYTES default: 256 KiB, as the reference harness.
+export const DEFAULT_UPLOAD_BYTES = 262144;
+
+function env(name) {
+  const v = __ENV[name];
+  return v === undefined || v === '' ? undefined : String(v).trim();
+}
+
+// seconds parses a k6 duration ("10s", "1m30s", "500ms"; "0" for none) into seconds.
+export function seconds(name, value, { allowZero = false } = {}) {
+  const v = String(value).trim();
+  if (allowZero && /^0+(ms|s|m|h)?$/.test(v)) {
+    return 0;
+  }
+  if (!DURATION_RE.test(v)) {
+    throw new Error(`${name} must be a duration such as 10s, 1m30s or 500ms, got "${value}"`);
+  }
+  let total = 0;
+  for (const [, n, , unit] of v.matchAll(/(\d+(\.\d+)?)(ms|s|m|h)/g)) {
+    total += Number(n) * DURATION_UNITS[unit];
+  }
+  if (total <= 0 && !allowZero) {
+    throw new Error(`${name} must be longer than zero, got "${value}"`);
+  }
+  return total;
+}
+
+// positiveInt parses a whole number ≥ 1.
+export function positiveInt(name, value) {
+  const v = String(value).trim();
+  if (!/^\d+$/.test(v) || Number(v) < 1 || !Number.isSafeInteger(Number(v))) {
+    throw new Error(`${name} must be a whole number of at least 1, got "${value}"`);
+  }
+  return Number(v);
+}
+
+function pad(n) {
+  return String(n).padStart(2, '0');
+}
+
+// stamp is the local time as yyyymmdd-hhmmss, as `date +%Y%m%d-%H%M%S` prints it.
+function stamp(d = new Date()) {
+  return (
+    `${d.getFullYear()}${pad(d.getMonth() + 1)}${pad(d.getDate())}-` +
+    `${pad(d.getHours())}${pad(d.getMinutes())}${pad(d.getSeconds())}`
+  );
+}
+
+// loadConfig reads the environment for one script.
+//   scenario: the script's name, also the measured k6 scenario's name (reused-h2, json, …)
+//   mode: reused | fresh | probe
+//   proto: protocol name for load scripts; probes take PROTO (default h2)
+//   route: the upstream route measured (/, /json, …)
+//   protos, defaultProto: the protocols a probe runs over, and the one without PROTO
+//   protoNote: appended to the error for a PROTO the probe can't run over
+//   websocket: the measured URL is ws:// or wss:// (cfg.origin stays http(s) for setup's probe)
+export function loadConfig({
+  scenario,
+  mode,
+  proto,
+  route,
+  protos = ['h1', 'h1c', 'h2'],
+  defaultProto = 'h2',
+  websocket = false,
+  protoNote = '',
+}) {
+  const profileName = env('PROFILE') || DEFAULT_PROFILE;
+  const p = profile(profileName);
+
+  let protoName = proto;
+  if (mode === 'probe') {
+    protoName = env('PROTO') || defaultProto;
+    if (!protos.includes(protoName)) {
+      throw new Error(`unknown PROTO "${protoName}" for ${scenario}: it runs over ${protos.join(', ')}${protoNote}`);
+    }
+  }
+  const pr = protocol(protoName);
+  const t = target(env('TARGET') || 'direct');
+
+  const duration = env('DURATION') || p.duration;
+  const warmup = env('WARMUP') || p.warmup;
+  const connections = positiveInt('CONNECTIONS', env('CONNECTIONS') || p.connections);
+
+  const testid = env('TESTID') || `${scenario}-${stamp()}`;
+  if (!TESTID_RE.test(testid)) {
+    throw new Error(`TESTID must be letters, digits, ".", "_" or "-" (it names a directory), got "${testid}"`);
+  }
+
+  const cfg = {
+    scenario,
+    mode,
+    route,
+    proto: pr,
+    target: t,
+    profile: profileName,
+    testid, // the init-time value: read the test's own from exec.test.options.tags (summary.js)
+    duration,
+    durationS: seconds('DURATION', duration),
+    warmup,
+    warmupS: seconds('WARMUP', warmup, { allowZero: true }),
+    connections,
+    streams: positiveInt('STREAMS', env('STREAMS') || p.streams),
+    requests: positiveInt('REQUESTS', env('REQUESTS') || p.requests),
+    // the reference harness defaults fresh concurrency to CONNECTIONS
+    freshConnections: positiveInt(
+      'FRESH_CONNECTIONS',
+      env('FRESH_CONNECTIONS') || (env('CONNECTIONS') ? connections : p.freshConnections),
+    ),
+    samples: positiveInt('SAMPLES', env('SAMPLES') || p.samples),
+    uploadBytes: positiveInt('UPLOAD_BYTES', env('UPLOAD_BYTES') || DEFAULT_UPLOAD_BYTES),
+    summaryJson: env('SUMMARY_JSON'),
+    pwd: env('PWD'),
+  };
+  cfg.origin = origin(t, pr);
+  cfg.url = (websocket ? origin(t, pr, pr.ws) : cfg.origin) + route;
+  return cfg;
+}

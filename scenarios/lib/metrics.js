@@ -1,0 +1,32 @@
+// The project's own metrics. k6 registers a metric once per test, whichever VU creates it.
+import exec from 'k6/execution';
+import { Counter, Gauge, Trend } from 'k6/metrics';
+
+// Requests that opened a connection of their own (timings.connecting > 0, and for TLS also
+// timings.tls_handshaking > 0). fresh-* must open one per request; reused-* should open
+// about none once warmed up.
+export const newConnections = new Counter('new_connections');
+
+// Requests sent over a connection that was already open: must stay 0 in fresh-*.
+export const reusedConnRequests = new Counter('reused_conn_requests');
+
+// Responses over another protocol than the scenario measures.
+export const wrongProto = new Counter('wrong_proto');
+
+// Responses that failed the load scenarios' one combined check, tagged with why: status,
+// size or proto (only failures add a sample, so it costs nothing while all is well).
+export const badResponses = new Counter('bad_responses');
+
+// Readings of the test clock (ms since the test started) at the start and the end of every
+// measured iteration where the window matters: min is when measuring began, max when it ended.
+export const clockMs = new Gauge('clock_ms', true);
+
+// WebSocket: new WebSocket() → open event (TCP, TLS, upgrade), and one message's round trip.
+export const wsConnect = new Trend('ws_connect', true);
+export const wsEcho = new Trend('ws_echo', true);
+
+// now is a sub-millisecond clock: k6 has no performance.now(), and Date.now() counts whole
+// milliseconds, too coarse for loopback latencies.
+export function now() {
+  return exec.instance.currentTestRunDuration;
+}

@@ -1,0 +1,165 @@
+// k6 options for the three kinds of script. Thresholds define validity: a run whose checks,
+// requests, protocol or iterations are not all as they must be fails its thresholds (k6 exits
+// with 99) and its result says invalid (summary.js).
+import { hosts } from './targets.js';
+
+export const TREND_STATS = ['avg', 'min', 'med', 'max', 'p(90)', 'p(95)', 'p(99)', 'count'];
+
+// The protocols k6/http can report in the proto tag.
+export const PROTO_TAGS = ['HTTP/1.0', 'HTTP/1.1', 'HTTP/2.0'];
+
+// Why a load scenario's response failed its check (checks.js checkRoot).
+export const BAD_WHY = ['status', 'size', 'proto'];
+
+// Between the warm-up and the measured scenario: in-flight warm-up iterations finish (its
+// gracefulStop) before measuring starts, so that k6 hands the same VUs — and so the same
+// warm connections — to the measured scenario instead of starting new ones next to them.
+export const WARMUP_GAP_S = 1;
+
+// Probes warm their connection with one unmeasured iteration, given this long.
+export const PROBE_WARMUP_S = 1;
+
+function ms(s) {
+  return `${Math.round(s * 1000)}ms`;
+}
+
+// hook makes k6 compute a submetric for the summary data: k6 only keeps the submetrics that a
+// threshold names. These thresholds can't fail.
+const hook = {
+  counter: ['count>=0'],
+  trend: ['max>=0'],
+  gauge: ['value>=0'],
+};
+
+// sel is how thresholds select the measured samples; warm-up runs as scenario
+// "warmup" and setup() has no scenario at all, so neither counts.
+export function sel(cfg, more = '') {
+  return `{scenario:${cfg.scenario}${more}}`;
+}
+
+function validity(cfg) {
+  const s = sel(cfg);
+  const th = {
+    [`checks${s}`]: ['rate==1'],
+    [`http_req_failed${s}`]: ['rate==0'],
+    wrong_proto: ['count==0'],
+    dropped_iterations: ['count==0'],
+    [`http_reqs${s}`]: hook.counter,
+    [`http_req_duration${s}`]: hook.trend,
+    [`http_req_waiting${s}`]: hook.trend,
+    [`new_connections${s}`]: hook.counter,
+    [`iterations${s}`]: hook.counter,
+  };
+  for (const p of PROTO_TAGS) {
+    th[`http_reqs${sel(cfg, `,proto:${p}`)}`] = hook.counter;
+  }
+  if (cfg.mode !== 'probe') {
+    for (const why of BAD_WHY) {
+      th[`bad_responses${sel(cfg, `,why:${why}`)}`] = hook.counter;
+    }
+  }
+  return th;
+}
+
+function base(cfg) {
+  return {
+    hosts: hosts(cfg.target),
+    // test-wide tags; k6 adds scenario and proto (negotiated, e.g. HTTP/2.0) itself
+    tags: { testid: cfg.testid, target: cfg.target.name, mode: cfg.mode },
+    summaryTrendStats: TREND_STATS,
+    setupTimeout: '30s',
+    thresholds: validity(cfg),
+  };
+}
+
+// reusedOptions: a warm-up (excluded), then C VUs for DURATION, each on its own keep-alive
+// connection; for h2 each VU's connection carries S concurrent streams (one http.batch).
+export function reusedOptions(cfg) {
+  const o = base(cfg);
+  const vus = cfg.connections;
+  const scenarios = {};
+  let start = 0;
+  if (cfg.warmupS > 0) {
+    scenarios.warmup = {
+      executor: 'constant-vus',
+      vus,
+      duration: ms(cfg.warmupS),
+      gracefulStop: ms(WARMUP_GAP_S),
+      tags: { route: cfg.route },
+    };
+    start = cfg.warmupS + WARMUP_GAP_S;
+  }
+  scenarios[cfg.scenario] = {
+    executor: 'constant-vus',
+    vus,
+    duration: ms(cfg.durationS),
+    startTime: ms(start),
+    tags: { route: cfg.route },
+  };
+  o.scenarios = scenarios;
+  if (cfg.proto.name === 'h2') {
+    // k6 defaults to 6 parallel requests per host and 20 per batch
+    o.batch = cfg.streams;
+    o.batchPerHost = cfg.streams;
+  }
+  return o;
+}
+
+// freshOptions: REQUESTS iterations shared by FRESH_CONNECTIONS VUs, each request on a
+// connection of its own (keep-alive off: for TLS every request is a full handshake).
+export function freshOptions(cfg) {
+  const o = base(cfg);
+  o.noConnectionReuse = true;
+  o.noVUConnectionReuse = true;
+  o.scenarios = {
+    [cfg.scenario]: {
+      executor: 'shared-iterations',
+      vus: Math.min(cfg.freshConnections, cfg.requests),
+      iterations: cfg.requests,
+      maxDuration: '10m',
+      tags: { route: cfg.route },
+    },
+  };
+  o.thresholds[`reused_conn_requests${sel(cfg)}`] = ['count==0'];
+  o.thresholds[`iterations${sel(cfg)}`] = [`count==${cfg.requests}`]; // all done in maxDuration
+  o.thresholds[`clock_ms${sel(cfg)}`] = hook.gauge;
+  o.thresholds[`http_req_connecting${sel(cfg)}`] = hook.trend;
+  if (cfg.proto.tls) {
+    o.thresholds[`http_req_tls_handshaking${sel(cfg)}`] = hook.trend;
+  }
+  return o;
+}
+
+// probeOptions: one VU, one unmeasured warm-up iteration, then SAMPLES measured ones on the
+// same (warm) connection. trends: extra trends to keep for the result (sse_first_event, …),
+// selected on the measured scenario; counters: extra counter submetrics, as full selectors.
+export function probeOptions(cfg, { trends = [], counters = [] } = {}) {
+  const o = base(cfg);
+  o.scenarios = {
+    warmup: {
+      executor: 'per-vu-iterations',
+      vus: 1,
+      iterations: 1,
+      maxDuration: ms(PROBE_WARMUP_S),
+      gracefulStop: '0s',
+      tags: { route: cfg.route },
+    },
+    [cfg.scenario]: {
+      executor: 'per-vu-iterations',
+      vus: 1,
+      iterations: cfg.samples,
+      startTime: ms(PROBE_WARMUP_S),
+      maxDuration: '10m',
+      tags: { route: cfg.route },
+    },
+  };
+  o.thresholds[`clock_ms${sel(cfg)}`] = hook.gauge;
+  o.thresholds[`iterations${sel(cfg)}`] = [`count==${cfg.samples}`];
+  for (const t of trends) {
+    o.thresholds[`${t}${sel(cfg)}`] = hook.trend;
+  }
+  for (const c of counters) {
+    o.thresholds[c] = hook.counter; // full selectors, e.g. ws_sessions{scenario:ws,status:101}
+  }
+  return o;
+}

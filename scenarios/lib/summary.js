@@ -1,0 +1,226 @@
+// handleSummary → the result JSON of CONTRIBUTING.md ("Scenario ↔ runner") and a short text
+// summary on stdout. Only the measured scenario counts: every figure comes from a submetric
+// selected by {scenario:<name>} (warm-up and setup() are left out).
+import exec from 'k6/execution';
+import { BAD_WHY, PROTO_TAGS, sel } from './options.js';
+import { outputPath } from './output.js';
+import { formatText } from './text.js';
+
+export const SCHEMA = 1;
+
+function metric(data, key) {
+  return data.metrics[key];
+}
+
+function count(data, key) {
+  const m = metric(data, key);
+  return m && m.values && typeof m.values.count === 'number' ? m.values.count : 0;
+}
+
+function round(x, digits = 3) {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+}
+
+// stats are a trend's figures in milliseconds, or null when it has no samples.
+export function stats(data, key) {
+  const m = metric(data, key);
+  if (!m || !m.values || !m.values.count) {
+    return null;
+  }
+  const v = m.values;
+  return {
+    avg: round(v.avg),
+    min: round(v.min),
+    p50: round(v.med),
+    p90: round(v['p(90)']),
+    p95: round(v['p(95)']),
+    p99: round(v['p(99)']),
+    max: round(v.max),
+  };
+}
+
+// window is the measured span in seconds, from the clock_ms gauge (first iteration start to
+// last iteration end), or null when the scenario did not record it.
+function window(data, cfg) {
+  const m = metric(data, `clock_ms${sel(cfg)}`);
+  if (!m || !m.values || m.values.max === undefined || m.values.max <= m.values.min) {
+    return null;
+  }
+  return (m.values.max - m.values.min) / 1000;
+}
+
+function failedThresholds(data) {
+  const out = [];
+  for (const [name, m] of Object.entries(data.metrics)) {
+    for (const [expr, t] of Object.entries(m.thresholds || {})) {
+      if (!t.ok) out.push(`${name}: ${expr}`);
+    }
+  }
+  return out;
+}
+
+function failedCheckNames(group, out = []) {
+  for (const c of group.checks || []) {
+    if (c.fails > 0) out.push(c.name);
+  }
+  for (const g of group.groups || []) failedCheckNames(g, out);
+  return out;
+}
+
+// buildResult computes the result object. spec:
+//   ws: true for the WebSocket probe (sessions, not HTTP requests)
+//   latency, ttfb: trend names for latency_ms and ttfb_ms (default http_req_duration/_waiting)
+//   extra: { key: trend name } → extra[key] (selected on the measured scenario)
+//   expected: how many requests (or sessions) the run must complete, if fixed
+//   noTimings: the responses have no k6/http timings, so no new_connections
+export function buildResult(data, cfg, spec = {}) {
+  const s = sel(cfg);
+  const tags = (exec.test.options && exec.test.options.tags) || {};
+  const testid = tags.testid || cfg.testid;
+
+  const requests = spec.ws ? count(data, `ws_sessions${s}`) : count(data, `http_reqs${s}`);
+  const checks = metric(data, `checks${s}`);
+  const passes = checks ? checks.values.passes : 0;
+  const fails = checks ? checks.values.fails : 0;
+  const failedReq = metric(data, `http_req_failed${s}`);
+  let failedRequests = failedReq ? failedReq.values.passes : 0;
+  const dropped = count(data, 'dropped_iterations');
+  const wrongProto = count(data, 'wrong_proto');
+
+  const protosSeen = {};
+  if (spec.ws) {
+    // k6/websockets reports no protocol; a 101 Switching Protocols exists only in HTTP/1.1
+    // (k6 offers nothing else by ALPN for a WebSocket), so every 101 is an HTTP/1.1 response.
+    const upgraded = count(data, `ws_sessions${sel(cfg, ',status:101')}`);
+    if (upgraded > 0) protosSeen['HTTP/1.1'] = upgraded;
+    failedRequests = requests - upgraded; // ws_sessions counts every attempt
+  } else {
+    let seen = 0;
+    for (const p of PROTO_TAGS) {
+      const n = count(data, `http_reqs${sel(cfg, `,proto:${p}`)}`);
+      if (n > 0) protosSeen[p] = n;
+      seen += n;
+    }
+    if (requests > seen) protosSeen.none = requests - seen; // failed before any response
+  }
+
+  let durationS;
+  let durationFrom;
+  if (cfg.mode === 'reused') {
+    // constant-vus runs exactly DURATION; requests started in it are counted
+    durationS = cfg.durationS;
+    durationFrom = 'DURATION';
+  } else {
+    durationS = window(data, cfg);
+    durationFrom = 'first iteration start to last iteration end';
+  }
+  const rps = cfg.mode !== 'probe' && durationS ? round(requests / durationS, 1) : null;
+
+  // counted from k6/http timings; k6/websockets and k6/x/sse results carry none
+  const newConns = spec.ws || spec.noTimings ? undefined : count(data, `new_connections${s}`);
+
+  const result = {
+    schema: SCHEMA,
+    testid,
+    scenario: cfg.scenario,
+    target: cfg.target.name,
+    mode: cfg.mode,
+    proto: cfg.proto.name,
+    expected_proto: cfg.proto.expected,
+    route: cfg.route,
+    url: cfg.url.split('?')[0],
+    profile: cfg.profile,
+    duration_s: durationS === null ? null : round(durationS, 3),
+    duration_from: durationFrom,
+    requests,
+    rps,
+    failed_requests: failedRequests,
+    checks: { passes, fails },
+    protos_seen: protosSeen,
+    dropped_iterations: dropped,
+    new_connections: newConns,
+    latency_ms: stats(data, `${spec.latency || 'http_req_duration'}${s}`),
+    ttfb_ms: stats(data, `${spec.ttfb || 'http_req_waiting'}${s}`),
+    extra: {},
+    config: configOf(cfg),
+    valid: true,
+    invalid: [],
+  };
+  for (const [key, trend] of Object.entries(spec.extra || {})) {
+    const st = stats(data, `${trend}${s}`);
+    if (st) result.extra[key] = st;
+  }
+
+  const invalid = result.invalid;
+  const unit = spec.ws ? 'WebSocket sessions' : 'requests';
+  if (requests === 0) invalid.push(`no measured ${unit}`);
+  if (spec.expected !== undefined && requests !== spec.expected) {
+    invalid.push(`${requests} ${unit} completed, want ${spec.expected}`);
+  }
+  if (!checks || passes + fails === 0) invalid.push('no checks ran in the measured scenario');
+  if (fails > 0) {
+    const names = failedCheckNames(data.root_group);
+    const why = BAD_WHY.map((w) => [w, count(data, `bad_responses${sel(cfg, `,why:${w}`)}`)])
+      .filter(([, n]) => n > 0)
+      .map(([w, n]) => `${w} ${n}`);
+    invalid.push(
+      `${fails} of ${passes + fails} checks failed${names.length ? `: ${names.join(', ')}` : ''}` +
+        (why.length ? ` (wrong ${why.join(', ')})` : ''),
+    );
+  }
+  if (failedRequests > 0) invalid.push(`${failedRequests} ${unit} failed`);
+  if (wrongProto > 0) {
+    invalid.push(`${wrongProto} responses (warm-up included) over another protocol than ${cfg.proto.expected}`);
+  }
+  for (const p of Object.keys(protosSeen)) {
+    if (p !== cfg.proto.expected && p !== 'none') invalid.push(`${protosSeen[p]} ${unit} over ${p}, want ${cfg.proto.expected}`);
+  }
+  if (dropped > 0) invalid.push(`${dropped} iterations dropped`);
+  if (cfg.mode === 'fresh' && newConns !== requests) {
+    invalid.push(`${newConns} new connections for ${requests} requests: every request must open its own`);
+  }
+  if (!data.setup_data || !data.setup_data.probed) {
+    // setup() threw (k6 still calls handleSummary, without setup_data): nothing else matters
+    invalid.length = 0;
+    invalid.push(
+      'setup() failed before any load; k6 printed the reason on stderr ' +
+        '(target unreachable, certificate, protocol or route)',
+    );
+  }
+  const thresholds = failedThresholds(data);
+  if (thresholds.length > 0 && invalid.length === 0) {
+    invalid.push(`thresholds failed: ${thresholds.join('; ')}`);
+  }
+  result.valid = invalid.length === 0;
+  result.k6 = data;
+  return result;
+}
+
+function configOf(cfg) {
+  const c = { target_origin: cfg.origin, address: cfg.target.address };
+  if (cfg.mode === 'reused') {
+    c.connections = cfg.connections;
+    if (cfg.proto.name === 'h2') c.streams = cfg.streams;
+    c.duration = cfg.duration;
+    c.warmup = cfg.warmup;
+  } else if (cfg.mode === 'fresh') {
+    c.requests = cfg.requests;
+    c.fresh_connections = Math.min(cfg.freshConnections, cfg.requests);
+  } else {
+    c.samples = cfg.samples;
+    if (cfg.route === '/upload') c.upload_bytes = cfg.uploadBytes;
+  }
+  return c;
+}
+
+// summarize is the body of every script's handleSummary.
+export function summarize(data, cfg, plan, spec = {}) {
+  const result = buildResult(data, cfg, spec);
+  const out = outputPath(plan, cfg, result.testid);
+  const files = { stdout: formatText(result, out) };
+  if (out.path) {
+    files[out.path] = `${JSON.stringify(result, null, 2)}\n`;
+  }
+  return files;
+}

@@ -1,0 +1,59 @@
+// A short human summary of one result (k6's own end-of-test summary is replaced by
+// handleSummary; its data is kept whole in the result JSON under "k6").
+
+function num(x, digits = 0) {
+  if (x === null || x === undefined) return '–';
+  // no Intl in k6's JS runtime: group thousands by hand
+  const [int, frac] = x.toFixed(digits).split('.');
+  const grouped = int.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return frac ? `${grouped}.${frac}` : grouped;
+}
+
+function ms(x) {
+  return x === null || x === undefined ? '–' : x.toFixed(x < 10 ? 3 : 1);
+}
+
+function statsLine(label, s) {
+  if (!s) return `  ${label.padEnd(22)} –`;
+  return (
+    `  ${label.padEnd(22)} avg ${ms(s.avg)}  p50 ${ms(s.p50)}  p90 ${ms(s.p90)}  ` +
+    `p95 ${ms(s.p95)}  p99 ${ms(s.p99)}  min ${ms(s.min)}  max ${ms(s.max)}`
+  );
+}
+
+function shape(r) {
+  const c = r.config;
+  if (r.mode === 'reused') {
+    return c.streams ? `${c.connections} connections × ${c.streams} streams` : `${c.connections} connections`;
+  }
+  if (r.mode === 'fresh') return `${num(c.requests)} requests, ${c.fresh_connections} at a time, each on a new connection`;
+  return `${c.samples} sample${c.samples === 1 ? '' : 's'}${c.upload_bytes ? ` of ${num(c.upload_bytes)} bytes` : ''}, 1 VU`;
+}
+
+export function formatText(r, out) {
+  const protos = Object.entries(r.protos_seen)
+    .map(([p, n]) => `${p} ${num(n)}`)
+    .join(', ');
+  const lines = [
+    '',
+    `proxybench ${r.scenario} → ${r.target}  (${r.proto}, expect ${r.expected_proto}; ${r.url})`,
+    `  testid ${r.testid}  profile ${r.profile}  mode ${r.mode}: ${shape(r)}`,
+    `  measured ${r.duration_s === null ? '–' : `${num(r.duration_s, 2)} s`}` +
+      `  requests ${num(r.requests)}` +
+      (r.rps !== null ? `  rps ${num(r.rps, 1)}` : '') +
+      `  failed ${num(r.failed_requests)}  checks ${num(r.checks.passes)}/${num(r.checks.passes + r.checks.fails)}`,
+    `  protocols ${protos || '–'}` +
+      (r.new_connections !== undefined ? `  new connections ${num(r.new_connections)}` : '') +
+      `  dropped iterations ${num(r.dropped_iterations)}`,
+    statsLine('latency ms', r.latency_ms),
+    statsLine('ttfb ms', r.ttfb_ms),
+  ];
+  for (const [k, s] of Object.entries(r.extra)) {
+    lines.push(statsLine(`${k} ms`, s));
+  }
+  lines.push(r.valid ? '  VALID' : `  INVALID: ${r.invalid.join('; ')}`);
+  lines.push(`  result ${out.path || '–'}`);
+  if (out.note) lines.push(`  (${out.note})`);
+  lines.push('');
+  return lines.join('\n');
+}

@@ -1,0 +1,71 @@
+// upload: latency of POST /upload with an UPLOAD_BYTES body (default 256 KiB, built once in
+// the init context), SAMPLES times on one warm connection over PROTO (h1, h1c or h2; default
+// h2). The upstream replies {"bytes":N}: N must be exactly what was sent, so a proxy that
+// truncates or mangles the body fails the check.
+import { check } from 'k6';
+import http from 'k6/http';
+import { bodyText, countConnection, probeTarget, protoOK, requestParams } from './lib/checks.js';
+import { loadConfig } from './lib/config.js';
+import { clockMs, now } from './lib/metrics.js';
+import { probeOptions } from './lib/options.js';
+import { assertOutput, planOutput } from './lib/output.js';
+import { summarize } from './lib/summary.js';
+
+const cfg = loadConfig({ scenario: 'upload', mode: 'probe', route: '/upload' });
+if (cfg.target.uploadLimit && cfg.uploadBytes > cfg.target.uploadLimit) {
+  throw new Error(
+    `UPLOAD_BYTES ${cfg.uploadBytes} is over the targets' upload limit of ${cfg.target.uploadLimit} bytes ` +
+      '(upload_limit_bytes in the targets file)',
+  );
+}
+const out = planOutput(cfg);
+
+// A deterministic body, the same every sample: bytes 0..255 repeated.
+const body = new Uint8Array(cfg.uploadBytes);
+for (let i = 0; i < body.length; i++) body[i] = i & 0xff;
+const payload = body.buffer;
+const params = requestParams(cfg, { headers: { 'Content-Type': 'application/octet-stream' } });
+
+export const options = probeOptions(cfg);
+
+export function setup() {
+  assertOutput(out);
+  const probed = probeTarget(cfg, {
+    method: 'POST',
+    body: payload,
+    params: { headers: params.headers },
+    verify: (res) => {
+      const n = receivedBytes(res);
+      if (n === cfg.uploadBytes) return '';
+      return `the upstream got ${n} bytes of ${cfg.uploadBytes} (reply: ${bodyText(res.body).slice(0, 100)})`;
+    },
+  });
+  return { probed };
+}
+
+// receivedBytes reads the upstream's {"bytes":N}; -1 when the reply isn't that.
+function receivedBytes(res) {
+  try {
+    const n = JSON.parse(bodyText(res.body)).bytes;
+    return Number.isInteger(n) ? n : -1;
+  } catch (e) {
+    return -1;
+  }
+}
+
+export default function () {
+  clockMs.add(now());
+  const res = http.post(cfg.url, payload, params);
+  clockMs.add(now());
+  countConnection(res, cfg);
+  const rightProto = protoOK(res, cfg);
+  check(res, {
+    'status is 200': (r) => r.status === 200,
+    [`upstream received ${cfg.uploadBytes} bytes`]: (r) => receivedBytes(r) === cfg.uploadBytes,
+    [`proto is ${cfg.proto.expected}`]: () => rightProto,
+  });
+}
+
+export function handleSummary(data) {
+  return summarize(data, cfg, out, { expected: cfg.samples });
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"net/http"
+	"strconv"
+)
+
+const rootBodySize = 4096
+
+// jsonDoc is the /json body: small, static, shaped like an API answer.
+const jsonDoc = `{"service":"proxybench-upstream","version":1,"ok":true,` +
+	`"items":[{"id":1,"name":"alpha","tags":["proxy","bench"],"score":0.98},` +
+	`{"id":2,"name":"beta","tags":["stream","sse"],"score":0.92},` +
+	`{"id":3,"name":"gamma","tags":["upload","ws"],"score":0.89}],` +
+	`"meta":{"region":"loopback","cache":false}}`
+
+// patternAlphabet makes bodies printable (readable in a capture) and
+// deterministic (a client can check every byte, not only the length).
+const patternAlphabet = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+// pattern returns n bytes of patternAlphabet repeated: the / body is
+// pattern(4096) and every /stream chunk is a prefix of it.
+func pattern(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = patternAlphabet[i%len(patternAlphabet)]
+	}
+	return b
+}
+
+// staticResponse is a complete answer built once at start.
+type staticResponse struct {
+	status        int
+	contentType   []string
+	contentLength []string
+	body          []byte
+}
+
+func newStatic(status int, contentType []string, body []byte) staticResponse {
+	return staticResponse{
+		status:        status,
+		contentType:   contentType,
+		contentLength: []string{strconv.Itoa(len(body))},
+		body:          body,
+	}
+}
+
+var (
+	rootResponse     = newStatic(http.StatusOK, contentTypeOctets, pattern(rootBodySize))
+	jsonResponse     = newStatic(http.StatusOK, contentTypeJSON, []byte(jsonDoc))
+	healthzResponse  = newStatic(http.StatusOK, contentTypeText, []byte("ok"))
+	notFoundResponse = newStatic(http.StatusNotFound, contentTypeText, []byte("404 page not found\n"))
+)
+
+func (sr *staticResponse) serve(w http.ResponseWriter) {
+	h := w.Header()
+	h["Content-Type"] = sr.contentType
+	h["Content-Length"] = sr.contentLength
+	if sr.status != http.StatusOK {
+		w.WriteHeader(sr.status)
+	}
+	_, _ = w.Write(sr.body)
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+)
+
+// connCounters counts TCP connections accepted per listener, TLS handshakes
+// that later fail included: "fresh" scenarios must open exactly one per
+// request, and /debug/conns lets the end-to-end test prove it.
+type connCounters struct {
+	h1c atomic.Int64
+	tls atomic.Int64
+}
+
+type countingListener struct {
+	net.Listener
+	accepted *atomic.Int64
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.accepted.Add(1)
+	}
+	return c, err
+}
+
+func listen(flagName, addr string, accepted *atomic.Int64) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("-%s %s is already in use: stop whatever holds it or run `make down`: %w", flagName, addr, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("-%s %s: %w", flagName, addr, err)
+	}
+	return countingListener{Listener: ln, accepted: accepted}, nil
+}
+
+// serveConns answers GET /debug/conns with {"h1c":N,"tls":M}: the number of
+// connections each listener has accepted since start, the one carrying this
+// request included. Read it before and after a run: the difference is the
+// number of connections the run opened.
+func (s *server) serveConns(w http.ResponseWriter) {
+	b := make([]byte, 0, 48)
+	b = append(b, `{"h1c":`...)
+	b = strconv.AppendInt(b, s.conns.h1c.Load(), 10)
+	b = append(b, `,"tls":`...)
+	b = strconv.AppendInt(b, s.conns.tls.Load(), 10)
+	b = append(b, '}')
+	h := w.Header()
+	h["Content-Type"] = contentTypeJSON
+	h["Cache-Control"] = noStore
+	h["Content-Length"] = []string{strconv.Itoa(len(b))}
+	_, _ = w.Write(b)
+}

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"io"
+	"log"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// testUploadLimit keeps over-limit bodies small in tests.
+const testUploadLimit = 64 << 10
+
+const testHost = "bench.test"
+
+// TestMain doubles as the upstream binary when upstreamMainEnv is set, so
+// that signal and exit-code tests run the real main without a go build.
+const upstreamMainEnv = "UPSTREAM_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(upstreamMainEnv) == "1" {
+		os.Exit(realMain(os.Args[1:], os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// testCert is a throwaway self-signed bench.test certificate, written as PEM
+// files for -cert and -key.
+type testCert struct {
+	certFile, keyFile string
+	roots             *x509.CertPool
+}
+
+func newTestCert(t *testing.T) testCert {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatalf("generating key: %v", err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: testHost},
+		DNSNames:              []string{testHost},
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatalf("creating certificate: %v", err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatalf("parsing certificate: %v", err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatalf("marshalling key: %v", err)
+	}
+	dir := t.TempDir()
+	tc := testCert{
+		certFile: filepath.Join(dir, "cert.pem"),
+		keyFile:  filepath.Join(dir, "key.pem"),
+		roots:    x509.NewCertPool(),
+	}
+	tc.roots.AddCert(cert)
+	writePEM(t, tc.certFile, "CERTIFICATE", der)
+	writePEM(t, tc.keyFile, "PRIVATE KEY", keyDER)
+	return tc
+}
+
+func writePEM(t *testing.T, path, kind string, der []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), 0o600); err != nil {
+		t.Fatalf("writing %s: %v", path, err)
+	}
+}
+
+// stack is a started upstream on 127.0.0.1:0, both listeners.
+type stack struct {
+	in      *instance
+	h1cURL  string // http://127.0.0.1:port
+	tlsURL  string // https://bench.test:port, dialled at 127.0.0.1
+	tlsAddr string
+	roots   *x509.CertPool
+}
+
+func newStack(t *testing.T) *stack {
+	t.Helper()
+	tc := newTestCert(t)
+	in, err := start(config{
+		h1c: "127.0.0.1:0", tls: "127.0.0.1:0",
+		cert: tc.certFile, key: tc.keyFile,
+		uploadLimit: testUploadLimit,
+	}, discardLogger())
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := in.shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		in.close()
+	})
+	_, port, _ := net.SplitHostPort(in.tlsAddr.String())
+	return &stack{
+		in:      in,
+		h1cURL:  "http://" + in.h1cAddr.String(),
+		tlsURL:  "https://" + net.JoinHostPort(testHost, port),
+		tlsAddr: in.tlsAddr.String(),
+		roots:   tc.roots,
+	}
+}
+
+func discardLogger() *log.Logger { return log.New(io.Discard, "", 0) }
+
+// proto names a client flavour: how it reaches the stack.
+type proto string
+
+const (
+	protoH1C proto = "h1c" // cleartext HTTP/1.1
+	protoH1  proto = "h1"  // TLS, ALPN http/1.1 only
+	protoH2  proto = "h2"  // TLS, ALPN h2 only
+)
+
+var allProtos = []proto{protoH1C, protoH1, protoH2}
+
+func (p proto) wantProto() string {
+	if p == protoH2 {
+		return "HTTP/2.0"
+	}
+	return "HTTP/1.1"
+}
+
+// url returns the stack's URL for path over p.
+func (s *stack) url(p proto, path string) string {
+	if p == protoH1C {
+		return s.h1cURL + path
+	}
+	return s.tlsURL + path
+}
+
+// client returns a client speaking p only; keepAlive false opens a
+// connection per request.
+func (s *stack) client(t *testing.T, p proto, keepAlive bool) *http.Client {
+	t.Helper()
+	var protocols http.Protocols
+	tlsConfig := &tls.Config{RootCAs: s.roots, ServerName: testHost}
+	switch p {
+	case protoH1C:
+		protocols.SetHTTP1(true)
+	case protoH1:
+		protocols.SetHTTP1(true)
+		// Go's HTTP/1-only transport offers no ALPN; ask for http/1.1 as
+		// other clients do, so the test sees it negotiated.
+		tlsConfig.NextProtos = []string{"http/1.1"}
+	case protoH2:
+		protocols.SetHTTP2(true)
+	}
+	tlsAddr := s.tlsAddr
+	dialer := &net.Dialer{Timeout: 5 * time.Second}
+	tr := &http.Transport{
+		Protocols:         &protocols,
+		TLSClientConfig:   tlsConfig,
+		DisableKeepAlives: !keepAlive,
+		// Makes Expect: 100-continue wait for the server's verdict.
+		ExpectContinueTimeout: 5 * time.Second,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if host, _, _ := net.SplitHostPort(addr); host == testHost {
+				addr = tlsAddr
+			}
+			return dialer.DialContext(ctx, network, addr)
+		},
+	}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, Timeout: 10 * time.Second}
+}
+
+// get fetches url and returns the response with its body read.
+func get(t *testing.T, c *http.Client, url string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: reading body: %v", url, err)
+	}
+	return resp, body
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+// shutdownGrace bounds how long a stop waits for in-flight requests (a slow
+// /sse, an /upload) before their connections are closed.
+const shutdownGrace = 5 * time.Second
+
+const defaultUploadLimit = 8 << 20
+
+type config struct {
+	h1c         string
+	tls         string
+	cert        string
+	key         string
+	uploadLimit int64
+}
+
+func main() {
+	os.Exit(realMain(os.Args[1:], os.Stderr))
+}
+
+// realMain returns the exit code: 0 after a clean stop, 1 when serving fails,
+// 2 for bad flags.
+func realMain(args []string, stderr io.Writer) int {
+	cfg, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "upstream: %v (see upstream -h)\n", err)
+		return 2
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+
+	logger := log.New(stderr, "upstream: ", log.LstdFlags)
+	if err := run(ctx, cfg, logger); err != nil {
+		logger.Print(err)
+		return 1
+	}
+	return 0
+}
+
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("upstream", flag.ContinueOnError)
+	// Parse errors are reported once, by realMain, in the same shape as ours.
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&c.h1c, "h1c", "127.0.0.1:9000", "cleartext HTTP/1.1 (keep-alive) listen `address`")
+	fs.StringVar(&c.tls, "tls", "", "TLS listen `address`, HTTP/2 and HTTP/1.1 by ALPN (the direct target); empty: no TLS listener")
+	fs.StringVar(&c.cert, "cert", "", "PEM certificate chain `file` for -tls (leaf first)")
+	fs.StringVar(&c.key, "key", "", "PEM private key `file` for -tls")
+	fs.Int64Var(&c.uploadLimit, "upload-limit", defaultUploadLimit, "largest /upload body, in `bytes`")
+
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stderr)
+			fmt.Fprintln(stderr, "usage: upstream [flags]")
+			fs.PrintDefaults()
+		}
+		return config{}, err
+	}
+	if fs.NArg() > 0 {
+		return config{}, fmt.Errorf("unexpected argument %q: every setting is a flag", fs.Arg(0))
+	}
+	return c, c.validate()
+}
+
+func (c config) validate() error {
+	if err := checkAddr("h1c", c.h1c); err != nil {
+		return err
+	}
+	if c.tls == "" {
+		if c.cert != "" || c.key != "" {
+			return errors.New("-cert and -key need -tls: give -tls an address or drop them")
+		}
+	} else {
+		if err := checkAddr("tls", c.tls); err != nil {
+			return err
+		}
+		if c.cert == "" {
+			return errors.New("-cert is required when -tls is set")
+		}
+		if c.key == "" {
+			return errors.New("-key is required when -tls is set")
+		}
+	}
+	if c.uploadLimit <= 0 {
+		return fmt.Errorf("-upload-limit must be a positive number of bytes, got %d", c.uploadLimit)
+	}
+	return nil
+}
+
+func checkAddr(flagName, addr string) error {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return fmt.Errorf("-%s %q: want host:port: %w", flagName, addr, err)
+	}
+	return nil
+}
+
+// run serves until ctx is done, then stops gracefully: listeners close at
+// once, in-flight requests get shutdownGrace to finish.
+func run(ctx context.Context, cfg config, logger *log.Logger) error {
+	in, err := start(cfg, logger)
+	if err != nil {
+		return err
+	}
+
+	select {
+	case <-ctx.Done():
+		logger.Print("stopping: no new connections, finishing in-flight requests")
+	case err := <-in.errc:
+		in.close()
+		return err
+	}
+
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := in.shutdown(sctx); err != nil {
+		logger.Printf("requests still in flight after %s, closing their connections", shutdownGrace)
+		in.close()
+	}
+	logger.Print("stopped")
+	return nil
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// server is the handler shared by both listeners. What it serves is built
+// once, at start, so that requests only copy bytes.
+type server struct {
+	uploadLimit int64
+	conns       connCounters
+	// streamChunk backs every /stream chunk: a prefix of it is the chunk.
+	streamChunk []byte
+	ws          wsRegistry
+}
+
+func newServer(uploadLimit int64) *server {
+	return &server{
+		uploadLimit: uploadLimit,
+		streamChunk: pattern(streamParams[1].max),
+		ws:          wsRegistry{conns: make(map[*websocket.Conn]struct{})},
+	}
+}
+
+// instance is a started server: its listeners are bound and being served.
+type instance struct {
+	srv     *server
+	http    *http.Server
+	h1cAddr net.Addr
+	tlsAddr net.Addr // nil without -tls
+	// errc receives the error of a listener that stopped serving for a
+	// reason other than a shutdown.
+	errc chan error
+}
+
+// start binds every listener before serving any, so that a port in use is
+// reported before anything answers.
+func start(cfg config, logger *log.Logger) (*instance, error) {
+	s := newServer(cfg.uploadLimit)
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	// HTTP/2 only ever applies to the TLS listener: cleartext stays HTTP/1.1
+	// (no h2c), the protocol every proxy uses towards the upstream.
+	protocols.SetHTTP2(true)
+	hs := &http.Server{
+		Handler:           s,
+		Protocols:         &protocols,
+		ReadHeaderTimeout: 10 * time.Second,
+		// No IdleTimeout: the proxies own their keep-alive pools; an upstream
+		// closing idle connections would race their reuse and show up as
+		// proxy errors that are not the proxy's fault.
+		ErrorLog: logger,
+	}
+	hs.RegisterOnShutdown(s.ws.goingAway)
+
+	if cfg.tls != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.cert, cfg.key)
+		if err != nil {
+			return nil, fmt.Errorf("loading -cert %s and -key %s: %w", cfg.cert, cfg.key, err)
+		}
+		hs.TLSConfig = &tls.Config{
+			Certificates: []tls.Certificate{cert},
+			NextProtos:   []string{"h2", "http/1.1"},
+			MinVersion:   tls.VersionTLS12,
+		}
+	}
+
+	h1cLn, err := listen("h1c", cfg.h1c, &s.conns.h1c)
+	if err != nil {
+		return nil, err
+	}
+	var tlsLn net.Listener
+	if cfg.tls != "" {
+		tlsLn, err = listen("tls", cfg.tls, &s.conns.tls)
+		if err != nil {
+			_ = h1cLn.Close()
+			return nil, err
+		}
+	}
+
+	in := &instance{srv: s, http: hs, h1cAddr: h1cLn.Addr(), errc: make(chan error, 2)}
+	go in.serve("h1c", cfg.h1c, func() error { return hs.Serve(h1cLn) })
+	logger.Printf("h1c listening on %s (HTTP/1.1)", in.h1cAddr)
+	if tlsLn != nil {
+		in.tlsAddr = tlsLn.Addr()
+		go in.serve("tls", cfg.tls, func() error { return hs.ServeTLS(tlsLn, "", "") })
+		logger.Printf("tls listening on %s (ALPN h2, http/1.1)", in.tlsAddr)
+	}
+	return in, nil
+}
+
+func (in *instance) serve(flagName, addr string, serve func() error) {
+	if err := serve(); !errors.Is(err, http.ErrServerClosed) {
+		in.errc <- fmt.Errorf("serving -%s %s: %w", flagName, addr, err)
+	}
+}
+
+// shutdown closes the listeners and waits, up to ctx, for in-flight requests;
+// WebSockets are told the server is going away.
+func (in *instance) shutdown(ctx context.Context) error {
+	return in.http.Shutdown(ctx)
+}
+
+// close drops every connection, WebSockets included.
+func (in *instance) close() {
+	_ = in.http.Close()
+	in.srv.ws.closeAll()
+}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+)
+
+var sseParams = [...]intParam{
+	{name: "count", def: 3, min: 1, max: 10000},
+	{name: "interval_ms", def: 150, min: 0, max: 60000},
+}
+
+// serveSSE sends count "tick" events, the first at once and then one per
+// interval, each flushed on its own: time to first event measures whether a
+// proxy passes an event stream through as it comes.
+func serveSSE(w http.ResponseWriter, r *http.Request) {
+	var v [len(sseParams)]int
+	if err := parseInts(r.URL.RawQuery, sseParams[:], v[:]); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	count := v[0]
+	pace := newPacer(time.Duration(v[1]) * time.Millisecond)
+	defer pace.stop()
+
+	h := w.Header()
+	h["Content-Type"] = contentTypeSSE
+	h["Cache-Control"] = noCache
+	h["X-Accel-Buffering"] = noBuffering
+	rc := http.NewResponseController(w)
+	buf := make([]byte, 0, 96)
+	for seq := range count {
+		if seq > 0 && !pace.wait(r.Context()) {
+			return
+		}
+		buf = appendTick(buf[:0], seq, time.Now())
+		if _, err := w.Write(buf); err != nil {
+			return
+		}
+		if err := rc.Flush(); err != nil {
+			return
+		}
+	}
+}
+
+// appendTick appends one event: `event: tick`, `data: {"seq":N,"ts":ms}`.
+func appendTick(b []byte, seq int, now time.Time) []byte {
+	b = append(b, "event: tick\ndata: {\"seq\":"...)
+	b = strconv.AppendInt(b, int64(seq), 10)
+	b = append(b, `,"ts":`...)
+	b = strconv.AppendInt(b, now.UnixMilli(), 10)
+	return append(b, "}\n\n"...)
+}

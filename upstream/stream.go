@@ -1,0 +1,43 @@
+package main
+
+import (
+	"net/http"
+	"time"
+)
+
+var streamParams = [...]intParam{
+	{name: "chunks", def: 8, min: 1, max: 10000},
+	{name: "chunk_bytes", def: 4096, min: 1, max: 1 << 20},
+	{name: "interval_ms", def: 0, min: 0, max: 10000},
+}
+
+// serveStream sends chunks*chunk_bytes bytes without a Content-Length, so
+// HTTP/1.1 frames them chunked, and flushes each chunk: a proxy that buffers
+// shows up as a late first byte.
+func (s *server) serveStream(w http.ResponseWriter, r *http.Request) {
+	var v [len(streamParams)]int
+	if err := parseInts(r.URL.RawQuery, streamParams[:], v[:]); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	chunks, chunk := v[0], s.streamChunk[:v[1]]
+	pace := newPacer(time.Duration(v[2]) * time.Millisecond)
+	defer pace.stop()
+
+	h := w.Header()
+	h["Content-Type"] = contentTypeOctets
+	h["Cache-Control"] = noCache
+	h["X-Accel-Buffering"] = noBuffering
+	rc := http.NewResponseController(w)
+	for i := range chunks {
+		if i > 0 && !pace.wait(r.Context()) {
+			return
+		}
+		if _, err := w.Write(chunk); err != nil {
+			return
+		}
+		if err := rc.Flush(); err != nil {
+			return
+		}
+	}
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// wsWelcome is the text message sent right after the upgrade: its arrival
+// times the handshake through the proxy, before any echo.
+const wsWelcome = `{"hello":"bench"}`
+
+// wsCloseWait is how long a client gets to answer the close frame sent at
+// shutdown before its connection is dropped.
+const wsCloseWait = 2 * time.Second
+
+var upgrader = websocket.Upgrader{
+	ReadBufferSize:  4096,
+	WriteBufferSize: 4096,
+	// Bench clients and proxies send whatever Origin they like, and there is
+	// nothing here a cross-origin page could abuse.
+	CheckOrigin: func(*http.Request) bool { return true },
+}
+
+var wsWelcomeMsg = []byte(wsWelcome)
+
+// serveWS sends the welcome, then echoes every message with its own type
+// (text as text, binary as binary) until the client closes. Messages are
+// streamed through, not held, so their size is not bounded by memory.
+func (s *server) serveWS(w http.ResponseWriter, r *http.Request) {
+	c, err := upgrader.Upgrade(w, r, nil) // answers the failed upgrades itself
+	if err != nil {
+		return
+	}
+	s.ws.add(c)
+	defer s.ws.remove(c)
+	defer c.Close()
+
+	if err := c.WriteMessage(websocket.TextMessage, wsWelcomeMsg); err != nil {
+		return
+	}
+	for {
+		kind, rd, err := c.NextReader()
+		if err != nil {
+			return // a close frame included: gorilla has answered it
+		}
+		wr, err := c.NextWriter(kind)
+		if err != nil {
+			return
+		}
+		if _, err := io.Copy(wr, rd); err != nil {
+			return
+		}
+		if err := wr.Close(); err != nil {
+			return
+		}
+	}
+}
+
+// wsRegistry tracks open WebSockets: http.Server.Shutdown does not know
+// hijacked connections, so a stop would otherwise cut them without a word.
+type wsRegistry struct {
+	mu    sync.Mutex
+	conns map[*websocket.Conn]struct{}
+}
+
+func (reg *wsRegistry) add(c *websocket.Conn) {
+	reg.mu.Lock()
+	reg.conns[c] = struct{}{}
+	reg.mu.Unlock()
+}
+
+func (reg *wsRegistry) remove(c *websocket.Conn) {
+	reg.mu.Lock()
+	delete(reg.conns, c)
+	reg.mu.Unlock()
+}
+
+// goingAway sends close 1001 to every WebSocket; the echo loop ends when the
+// client answers, or after wsCloseWait.
+func (reg *wsRegistry) goingAway() {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	msg := websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down")
+	deadline := time.Now().Add(wsCloseWait)
+	for c := range reg.conns {
+		// WriteControl and the net.Conn deadline are safe alongside the echo
+		// loop's reads and writes.
+		_ = c.WriteControl(websocket.CloseMessage, msg, deadline)
+		_ = c.NetConn().SetReadDeadline(deadline)
+	}
+}
+
+func (reg *wsRegistry) closeAll() {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	for c := range reg.conns {
+		_ = c.NetConn().Close()
+	}
+}
