@@ -28,7 +28,7 @@ help: # List every target with what it does
 	@echo "             PROTO=h1|h1c|h2 (probes)  TESTID=…  ARGS='extra k6 flags'  (also read from .env)"
 
 bin/k6: $(K6_SOURCES)
-	cd extensions && $(GO) build -trimpath -o ../bin/k6 .
+	cd extensions && $(GO) build -trimpath -o ../bin/k6 ./cmd/k6
 
 bin/upstream: $(GO_SOURCES)
 	$(GO) build -trimpath -o bin/upstream ./upstream

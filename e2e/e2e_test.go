@@ -194,7 +194,7 @@ func checkResult(t *testing.T, scenario string, r *runner.Result) {
 			t.Errorf("%s: %v requests, new connections %v: want %d, each on a new connection", cell, r.Requests, r.NewConnections, freshRequests)
 		}
 	}
-	if strings.HasPrefix(scenario, "reused-") && r.RPS <= 0 {
+	if !runner.IsProbe(scenario) && (r.RPS == nil || *r.RPS <= 0) {
 		t.Errorf("%s: rps %v", cell, r.RPS)
 	}
 	if scenario == "sse" {

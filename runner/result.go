@@ -32,7 +32,7 @@ type Result struct {
 	Profile           string                          `json:"profile"`
 	DurationS         float64                         `json:"duration_s"`
 	Requests          float64                         `json:"requests"`
-	RPS               float64                         `json:"rps"`
+	RPS               *float64                        `json:"rps"`
 	FailedRequests    float64                         `json:"failed_requests"`
 	Checks            struct{ Passes, Fails float64 } `json:"checks"`
 	ProtosSeen        map[string]float64              `json:"protos_seen"`

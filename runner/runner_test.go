@@ -53,11 +53,11 @@ func TestLoadResultSchema(t *testing.T) {
 
 func TestPrintTable(t *testing.T) {
 	t.Parallel()
-	n := 2000.0
+	n, rps := 2000.0, 4000.0
 	results := []*Result{
-		{Schema: 1, Target: "direct", Requests: 2000, RPS: 4000, NewConnections: &n, Latency: Stats{P50: 1.5, P95: 3, P99: 150},
+		{Schema: 1, Target: "direct", Requests: 2000, RPS: &rps, NewConnections: &n, Latency: Stats{P50: 1.5, P95: 3, P99: 150},
 			ProtosSeen: map[string]float64{"HTTP/2.0": 2000}, Valid: true},
-		{Schema: 1, Target: "nginx", Requests: 1990, RPS: 3000, ProtosSeen: map[string]float64{"HTTP/2.0": 1980, "HTTP/1.1": 10},
+		{Schema: 1, Target: "nginx", Requests: 1990, ProtosSeen: map[string]float64{"HTTP/2.0": 1980, "HTTP/1.1": 10},
 			Valid: false, Invalid: []string{"10 responses over HTTP/1.1"}},
 		{Target: "caddy", Err: "k6 run fresh-h2 (target caddy): exit status 107"},
 	}

@@ -45,7 +45,7 @@ func PrintTable(w io.Writer, title string, results []*Result) {
 		}
 		row := []string{
 			r.Target, proto,
-			fmt.Sprintf("%.0f", r.Requests), fmt.Sprintf("%.0f", r.RPS),
+			fmt.Sprintf("%.0f", r.Requests), rate(r.RPS),
 			ms(r.Latency.P50), ms(r.Latency.P95), ms(r.Latency.P99),
 			fmt.Sprintf("%.0f", r.FailedRequests), fmt.Sprintf("%.0f", r.Checks.Fails),
 		}
@@ -79,6 +79,14 @@ func PrintTable(w io.Writer, title string, results []*Result) {
 	for _, n := range notes {
 		fmt.Fprintln(w, "  invalid: "+n)
 	}
+}
+
+// rate is "-" where the scenario measured none (probes: one VU in sequence is not a rate).
+func rate(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", *v)
 }
 
 func ms(v float64) string {

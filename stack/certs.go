@@ -26,9 +26,10 @@ type Certs struct {
 // CertsIn names the certificate files kept in dir.
 func CertsIn(dir string) Certs {
 	return Certs{
-		CAFile:   filepath.Join(dir, "ca.pem"),
-		CertFile: filepath.Join(dir, "leaf.pem"),
-		KeyFile:  filepath.Join(dir, "leaf-key.pem"),
+		CAFile: filepath.Join(dir, "ca.pem"),
+		// <name>.crt beside <name>.key: HAProxy finds a key only by that naming.
+		CertFile: filepath.Join(dir, "leaf.crt"),
+		KeyFile:  filepath.Join(dir, "leaf.key"),
 	}
 }
 

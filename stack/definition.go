@@ -66,7 +66,9 @@ type Vars struct {
 	Addr         string
 	TLSPort      int
 	H1CPort      int
-	UpstreamAddr string
+	UpstreamAddr string // host:port, for configs that take them together
+	UpstreamHost string
+	UpstreamPort int
 	CertFile     string
 	KeyFile      string
 	CAFile       string

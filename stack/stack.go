@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -114,7 +115,9 @@ func (s *Stack) vars(name string, certs Certs, runDir string, def *Definition) V
 		Addr:         s.Config.Address,
 		TLSPort:      p.TLS,
 		H1CPort:      p.H1C,
-		UpstreamAddr: s.Config.Address + ":" + strconv.Itoa(s.Config.Upstream.H1C),
+		UpstreamAddr: net.JoinHostPort(s.Config.Address, strconv.Itoa(s.Config.Upstream.H1C)),
+		UpstreamHost: s.Config.Address,
+		UpstreamPort: s.Config.Upstream.H1C,
 		CertFile:     certs.CertFile,
 		KeyFile:      certs.KeyFile,
 		CAFile:       certs.CAFile,
@@ -226,8 +229,8 @@ func (s *Stack) startUpstream(ctx context.Context, certs Certs, prober *Prober) 
 	p := s.Config.Targets[Direct]
 	argv := []string{
 		s.UpstreamBin(),
-		"-h1c", s.Config.Address + ":" + strconv.Itoa(p.H1C),
-		"-tls", s.Config.Address + ":" + strconv.Itoa(p.TLS),
+		"-h1c", net.JoinHostPort(s.Config.Address, strconv.Itoa(p.H1C)),
+		"-tls", net.JoinHostPort(s.Config.Address, strconv.Itoa(p.TLS)),
 		"-cert", certs.CertFile, "-key", certs.KeyFile,
 		"-upload-limit", strconv.FormatInt(s.Config.UploadLimit, 10),
 	}

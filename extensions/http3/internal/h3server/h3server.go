@@ -1,0 +1,259 @@
+// Package h3server is a small HTTP/3 (quic-go) server for the tests, the
+// benchmark and the example of k6/x/http3: a throwaway CA and leaf
+// certificate, routes shaped like the proxybench upstream's, and counters of
+// the QUIC connections it accepted and how they were closed.
+package h3server
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
+)
+
+// RootBodySize is the size of the body served on "/", as the upstream does.
+const RootBodySize = 4096
+
+// CA is a throwaway certificate authority and a leaf it signed.
+type CA struct {
+	Pool *x509.CertPool  // trusts the CA
+	PEM  []byte          // the CA certificate, PEM-encoded (for SSL_CERT_FILE)
+	Leaf tls.Certificate // for the hosts given to NewCA
+}
+
+// NewCA makes a CA and a leaf certificate valid for hosts (names or IPs).
+func NewCA(hosts ...string) (*CA, error) {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "h3server test CA"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(24 * time.Hour),
+		IsCA:                  true,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		return nil, err
+	}
+	caCert, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return nil, err
+	}
+
+	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	leafTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2),
+		Subject:      pkix.Name{CommonName: hosts[0]},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			leafTmpl.IPAddresses = append(leafTmpl.IPAddresses, ip)
+		} else {
+			leafTmpl.DNSNames = append(leafTmpl.DNSNames, h)
+		}
+	}
+	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, caCert, &leafKey.PublicKey, caKey)
+	if err != nil {
+		return nil, err
+	}
+
+	pool := x509.NewCertPool()
+	pool.AddCert(caCert)
+	return &CA{
+		Pool: pool,
+		PEM:  pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
+		Leaf: tls.Certificate{Certificate: [][]byte{leafDER}, PrivateKey: leafKey},
+	}, nil
+}
+
+// Server is a running HTTP/3 server with connection counters.
+type Server struct {
+	Addr *net.UDPAddr // where it listens
+
+	srv  *http3.Server
+	conn *net.UDPConn
+
+	accepted    atomic.Int64 // QUIC connections accepted
+	closedClean atomic.Int64 // closed by the peer with H3_NO_ERROR or NO_ERROR
+	closedOther atomic.Int64 // closed any other way (idle timeout, error)
+
+	mu      sync.Mutex
+	authors map[string]int // :authority seen, and how often
+}
+
+// Start serves the routes on addr (e.g. "127.0.0.1:0") with the CA's leaf.
+func Start(addr string, ca *CA) (*Server, error) {
+	udpAddr, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := net.ListenUDP("udp", udpAddr)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		Addr:    conn.LocalAddr().(*net.UDPAddr), //nolint:forcetypeassert
+		conn:    conn,
+		authors: map[string]int{},
+	}
+	s.srv = &http3.Server{
+		TLSConfig: http3.ConfigureTLSConfig(&tls.Config{
+			Certificates: []tls.Certificate{ca.Leaf},
+			MinVersion:   tls.VersionTLS13,
+		}),
+		QUICConfig:  &quic.Config{MaxIncomingStreams: 1000},
+		Handler:     s.routes(),
+		ConnContext: s.connContext,
+	}
+	go func() { _ = s.srv.Serve(conn) }()
+	return s, nil
+}
+
+func (s *Server) connContext(ctx context.Context, c *quic.Conn) context.Context {
+	s.accepted.Add(1)
+	go func() {
+		<-c.Context().Done()
+		if closedCleanly(context.Cause(c.Context())) {
+			s.closedClean.Add(1)
+		} else {
+			s.closedOther.Add(1)
+		}
+	}()
+	return ctx
+}
+
+// closedCleanly tells whether the peer closed the connection without error.
+func closedCleanly(cause error) bool {
+	var appErr *quic.ApplicationError
+	if errors.As(cause, &appErr) {
+		return appErr.Remote && (appErr.ErrorCode == 0 || appErr.ErrorCode == quic.ApplicationErrorCode(http3.ErrCodeNoError))
+	}
+	var trErr *quic.TransportError
+	if errors.As(cause, &trErr) {
+		return trErr.Remote && trErr.ErrorCode == quic.NoError
+	}
+	return false
+}
+
+// Accepted is the number of QUIC connections accepted so far.
+func (s *Server) Accepted() int64 { return s.accepted.Load() }
+
+// ClosedCleanly is the number of connections the client closed without error.
+func (s *Server) ClosedCleanly() int64 { return s.closedClean.Load() }
+
+// ClosedOtherwise is the number of connections that ended another way.
+func (s *Server) ClosedOtherwise() int64 { return s.closedOther.Load() }
+
+// Authorities returns how often each :authority was requested.
+func (s *Server) Authorities() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]int, len(s.authors))
+	for k, v := range s.authors {
+		out[k] = v
+	}
+	return out
+}
+
+// Close stops the server at once.
+func (s *Server) Close() error {
+	err := s.srv.Close()
+	_ = s.conn.Close()
+	return err
+}
+
+var rootBody = bytes.Repeat([]byte("0123456789abcdef"), RootBodySize/16)
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(len(rootBody)))
+		_, _ = w.Write(rootBody)
+	})
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("ok"))
+	})
+	mux.HandleFunc("/json", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"name":"proxybench","protocols":["h1","h2","h3"],"n":3}`))
+	})
+	mux.HandleFunc("/upload", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost && r.Method != http.MethodPut {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		n, _ := bytes.NewBuffer(nil).ReadFrom(r.Body)
+		_, _ = fmt.Fprintf(w, "%d", n)
+	})
+	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) {
+		// what the request looked like on the server side
+		w.Header().Set("X-Authority", r.Host)
+		w.Header().Set("X-Method", r.Method)
+		w.Header().Set("X-User-Agent", r.UserAgent())
+		w.Header().Set("X-Custom", r.Header.Get("X-Custom"))
+		_, _ = bytes.NewBuffer(nil).ReadFrom(r.Body)
+		_, _ = w.Write([]byte(r.Proto))
+	})
+	mux.HandleFunc("/status/", func(w http.ResponseWriter, r *http.Request) {
+		code, err := strconv.Atoi(r.URL.Path[len("/status/"):])
+		if err != nil || code < 200 || code > 599 {
+			code = http.StatusBadRequest
+		}
+		w.WriteHeader(code)
+	})
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		d, err := time.ParseDuration(r.URL.Query().Get("d"))
+		if err != nil || d > 10*time.Second {
+			d = time.Second
+		}
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+			return
+		}
+		_, _ = w.Write([]byte("slow"))
+	})
+	mux.HandleFunc("/binary", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte{0, 1, 2, 0xfe, 0xff})
+	})
+	return s.countAuthority(mux)
+}
+
+func (s *Server) countAuthority(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.authors[r.Host]++
+		s.mu.Unlock()
+		next.ServeHTTP(w, r)
+	})
+}

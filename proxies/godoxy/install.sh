@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# GoDoxy cannot be installed from the registries these machines reach: the
+# Go module proxy refuses its module and no Debian, PyPI or npm package ships
+# it. So this script downloads nothing. Given a release binary in GODOXY_BIN
+# (or a `godoxy` on PATH), it links
+#   $PROXYBENCH_CACHE/bin/godoxy-release -> that binary
+#   $PROXYBENCH_CACHE/bin/godoxy         -> godoxy-run.sh (this folder)
+# The stack starts `godoxy`, the wrapper, because GoDoxy has no flags and
+# reads its configuration from fixed paths under its working directory
+# (see godoxy-run.sh).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PROXYBENCH_CACHE="${PROXYBENCH_CACHE:-$HOME/.cache/proxybench}"
+bindir="$PROXYBENCH_CACHE/bin"
+
+real="${GODOXY_BIN:-}"
+if [ -z "$real" ]; then
+  # a godoxy on PATH that is not our own wrapper
+  candidate="$(PATH="$(printf '%s' "$PATH" | tr ':' '\n' | grep -vxF "$bindir" | paste -sd:)" command -v godoxy || true)"
+  if [ -n "$candidate" ]; then
+    real="$candidate"
+  elif [ -x "$bindir/godoxy-release" ]; then
+    # linked before: only the wrapper link needs renewing (e.g. a moved clone)
+    real="$(readlink -f "$bindir/godoxy-release")"
+  fi
+fi
+if [ -z "$real" ]; then
+  echo "godoxy is not installed: download a release binary and set GODOXY_BIN=/path/to/godoxy or put it on PATH (the Go module proxy does not serve it)" >&2
+  exit 1
+fi
+if [ ! -f "$real" ] || [ ! -x "$real" ]; then
+  echo "install: GODOXY_BIN=$real is not an executable file" >&2
+  exit 1
+fi
+
+mkdir -p "$bindir"
+ln -sfn "$(readlink -f "$real")" "$bindir/godoxy-release"
+ln -sfn "$PWD/godoxy-run.sh" "$bindir/godoxy"
+"$bindir/godoxy" --version

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Builds proxybench-pingora, this folder's crate: a small reverse proxy on
+# Cloudflare's Pingora (crates.io, pinned in Cargo.toml and Cargo.lock).
+#
+# - `cargo build --release --locked`: exactly the versions in Cargo.lock;
+# - the target directory is under $PROXYBENCH_CACHE, not in the clone;
+# - the binary is copied to $PROXYBENCH_CACHE/bin/proxybench-pingora with the
+#   hash of the sources it was built from beside it: nothing is rebuilt while
+#   Cargo.toml, Cargo.lock and src/ are unchanged.
+#
+# Needs Rust >= 1.85 (cargo), a C compiler, perl and make: pingora's
+# "openssl" feature compiles OpenSSL from source (openssl-src, pinned in
+# Cargo.lock), so no libssl-dev is needed. A cold build takes about 4-5
+# minutes on 2 cores, most of it OpenSSL and pingora; later builds reuse the
+# target directory.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PROXYBENCH_CACHE="${PROXYBENCH_CACHE:-$HOME/.cache/proxybench}"
+bin="$PROXYBENCH_CACHE/bin/proxybench-pingora"
+stamp="$bin.source-sha256"
+export CARGO_TARGET_DIR="$PROXYBENCH_CACHE/build/pingora-target"
+
+source_hash() {
+  find Cargo.toml Cargo.lock src -type f -print0 | LC_ALL=C sort -z |
+    xargs -0 sha256sum | sha256sum | cut -d' ' -f1
+}
+
+hash="$(source_hash)"
+if [ -x "$bin" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$hash" ]; then
+  exit 0
+fi
+
+missing=()
+for tool in cargo cc perl make; do
+  command -v "$tool" >/dev/null || missing+=("$tool")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "install: building proxybench-pingora needs ${missing[*]}:" \
+    "Rust >= 1.85 from rustup, and Debian's build-essential and perl" >&2
+  exit 1
+fi
+
+echo "install: building proxybench-pingora (pingora from crates.io) in $CARGO_TARGET_DIR" >&2
+cargo build --release --locked
+mkdir -p "$PROXYBENCH_CACHE/bin"
+cp -f "$CARGO_TARGET_DIR/release/proxybench-pingora" "$bin.tmp"
+mv -f "$bin.tmp" "$bin"
+echo "$hash" >"$stamp"
+"$bin" --version
