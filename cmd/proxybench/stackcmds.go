@@ -9,23 +9,23 @@ import (
 	"github.com/proxybench/proxybench/stack"
 )
 
-// parseTargets reads the -targets flag every stack command has.
-func parseTargets(name string, args []string) (*flag.FlagSet, *string, error) {
+// stackAndTargets loads the stack and resolves the -targets flag every stack command has.
+func stackAndTargets(name string, args []string) (*stack.Stack, []string, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	targets := fs.String("targets", envOr("TARGETS", "all"), "targets: all or a comma-separated list")
-	return fs, targets, fs.Parse(args)
-}
-
-func cmdSetup(ctx context.Context, args []string) error {
-	_, targets, err := parseTargets("setup", args)
-	if err != nil {
-		return err
+	if err := fs.Parse(args); err != nil {
+		return nil, nil, err
 	}
 	s, err := newStack()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	names, err := s.Config.Select(*targets)
+	return s, names, err
+}
+
+func cmdSetup(ctx context.Context, args []string) error {
+	s, names, err := stackAndTargets("setup", args)
 	if err != nil {
 		return err
 	}
@@ -41,15 +41,7 @@ func cmdSetup(ctx context.Context, args []string) error {
 }
 
 func cmdUp(ctx context.Context, args []string) error {
-	_, targets, err := parseTargets("up", args)
-	if err != nil {
-		return err
-	}
-	s, err := newStack()
-	if err != nil {
-		return err
-	}
-	names, err := s.Config.Select(*targets)
+	s, names, err := stackAndTargets("up", args)
 	if err != nil {
 		return err
 	}
