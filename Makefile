@@ -10,6 +10,7 @@ PROFILE ?= smoke
 PROTO ?=
 TESTID ?= $(shell date +%Y%m%d-%H%M%S)
 ARGS ?=
+OBSERVE ?=
 export PROXYBENCH_CACHE ?= $(HOME)/.cache/proxybench
 
 # k6 must never reach the internet: no usage report, no automatic extension download.
@@ -18,6 +19,7 @@ export K6_AUTO_EXTENSION_RESOLUTION := false
 
 K6_SOURCES := $(shell find extensions -name '*.go' -not -name '*_test.go') extensions/go.mod extensions/go.sum
 GO_SOURCES := $(shell find cmd stack runner upstream -name '*.go' -not -name '*_test.go') go.mod
+OBSERVE_SOURCES := $(shell find observe stack -name '*.go' -not -name '*_test.go') go.mod
 
 .DEFAULT_GOAL := help
 
@@ -26,6 +28,7 @@ help: # List every target with what it does
 	@echo
 	@echo "  Variables: SCENARIO=reused-h1|…|ws  TARGET/TARGETS=all|name,…  PROFILE=smoke|stable|stress"
 	@echo "             PROTO=h1|h1c|h2 (probes)  TESTID=…  ARGS='extra k6 flags'  (also read from .env)"
+	@echo "             OBSERVE=1 (up, k6, bench: InfluxDB too; k6 runs stream into it while it is up)"
 
 bin/k6: $(K6_SOURCES)
 	cd extensions && $(GO) build -trimpath -o ../bin/k6 ./cmd/k6
@@ -36,6 +39,9 @@ bin/upstream: $(GO_SOURCES)
 bin/proxybench: $(GO_SOURCES)
 	$(GO) build -trimpath -o bin/proxybench ./cmd/proxybench
 
+bin/observe: $(OBSERVE_SOURCES)
+	$(GO) build -trimpath -o bin/observe ./observe/cmd/observe
+
 k6-build: bin/k6 # Build the custom k6 (k6 v2 + our extensions) into bin/k6
 
 build: bin/k6 bin/upstream bin/proxybench # Build k6, the upstream and the stack controller
@@ -43,34 +49,58 @@ build: bin/k6 bin/upstream bin/proxybench # Build k6, the upstream and the stack
 setup: build # Build everything and install every proxy that is missing (idempotent, cached)
 	bin/proxybench setup -targets $(TARGETS)
 
-up: setup # Start the upstream and the proxies on loopback, each verified before it counts as up
+up: setup $(if $(OBSERVE),observe-up) # Start the upstream and the proxies on loopback, each verified before it counts as up
 	bin/proxybench up -targets $(TARGETS)
 
-down: bin/proxybench # Stop exactly what `make up` started, by pid
-	bin/proxybench down
+down: bin/proxybench bin/observe # Stop exactly what `make up` started, by pid (InfluxDB too)
+	bin/proxybench down; s=$$?; bin/observe down && exit $$s
+
+influxd: # Build InfluxDB 1.8 (OBSERVE=1, tests) into the install cache (idempotent, cached)
+	bash observe/install-influxdb.sh
+
+observe-up: influxd bin/observe # Start InfluxDB on 127.0.0.1:8086 (data in run/influxdb); make k6/bench stream into it while it is up
+	bin/observe up
+
+observe-down: bin/observe # Stop InfluxDB, by pid (its data stays in run/influxdb)
+	bin/observe down
 
 status: bin/proxybench # Show each target's version, pid and per-protocol health
 	bin/proxybench status
 
-k6: build # Run SCENARIO against TARGET (one or all running) and print the side-by-side table
-	bin/proxybench k6 -scenario "$(SCENARIO)" -targets "$(TARGET)" -proto "$(PROTO)" -profile $(PROFILE) -testid $(TESTID) -- $(ARGS)
+k6: build bin/observe $(if $(OBSERVE),observe-up) # Run SCENARIO against TARGET (one or all running) and print the side-by-side table
+	env $$(bin/observe env) bin/proxybench k6 -scenario "$(SCENARIO)" -targets "$(TARGET)" -proto "$(PROTO)" -profile $(PROFILE) -testid $(TESTID) -- $(ARGS)
 
-bench: setup # The benchmark: stack up, every scenario × every target at PROFILE, tables, stack down
-	bin/proxybench bench -targets $(TARGETS) -profile $(PROFILE) -testid $(TESTID) -- $(ARGS)
+bench: setup bin/observe $(if $(OBSERVE),observe-up) # The benchmark: stack up, every scenario × every target at PROFILE, tables, stack down
+	env $$(bin/observe env) bin/proxybench bench -targets $(TARGETS) -profile $(PROFILE) -testid $(TESTID) -- $(ARGS)
 
 table: bin/proxybench # Print the tables of a saved run again: make table ID=<testid>
 	bin/proxybench table results/$(ID)
 
+report: bin/proxybench # Rebuild results/ID/report.md and report.html from the saved JSON: make report ID=<testid>
+	@test -n "$(ID)" || { echo "usage: make report ID=<testid> (a folder of results/)"; exit 2; }
+	bin/proxybench report results/$(ID)
+
+compare: bin/proxybench # Change per cell from run A to run B, and whether it exceeds the runs' spread: make compare A=<testid> B=<testid>
+	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make compare A=<testid> B=<testid> (folders of results/)"; exit 2; }
+	bin/proxybench compare results/$(A) results/$(B)
+
+test-deps: # Install what the tests need besides Go: Debian's chromium (pinned) for the report's browser test
+	report/install-chromium.sh
+
+# The report package is part of bin/proxybench: rebuild it when report/ changes.
+bin/proxybench: $(shell find report -name '*.go' -not -name '*_test.go')
+.PHONY: report compare test-deps
+
 lint: # gofmt and go vet on every Go module
-	@test -z "$$(gofmt -l cmd stack runner upstream e2e extensions)" || { gofmt -l cmd stack runner upstream e2e extensions; exit 1; }
+	@test -z "$$(gofmt -l cmd stack runner upstream e2e extensions observe)" || { gofmt -l cmd stack runner upstream e2e extensions observe; exit 1; }
 	$(GO) vet ./...
 	cd extensions && $(GO) vet ./...
 
-test: setup lint # Unit tests, k6 inspect of every scenario, and the end-to-end test on a real stack
+test: setup influxd lint # Unit tests, k6 inspect of every scenario, and the end-to-end test on a real stack
 	$(GO) test -count=1 -timeout 30m ./...
 	cd extensions && $(GO) test -count=1 -timeout 10m ./...
 
 clean: # Remove built binaries and results (the install cache stays)
 	rm -rf bin results
 
-.PHONY: help k6-build build setup up down status k6 bench table lint test clean
+.PHONY: help k6-build build setup up down status k6 bench table lint test clean influxd observe-up observe-down

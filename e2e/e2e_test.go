@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,9 +27,25 @@ import (
 	"github.com/proxybench/proxybench/stack"
 )
 
-// portOffset moves every port of targets.json so the test stack never collides with one a
-// user has up.
-const portOffset = 20000
+// defaultPortOffset moves every port of targets.json so the test stack never collides with one
+// a user has up; E2E_PORT_OFFSET picks another (two e2e runs on one machine, each its own).
+const defaultPortOffset = 20000
+
+func portOffset(t *testing.T) int {
+	t.Helper()
+	v := os.Getenv("E2E_PORT_OFFSET")
+	if v == "" {
+		return defaultPortOffset
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 50000 {
+		t.Fatalf("E2E_PORT_OFFSET=%q: want a whole number in 1..50000", v)
+	}
+	return n
+}
+
+// Environment: E2E_PORT_OFFSET (default 20000) moves every port; E2E_TARGETS (default: every
+// target of targets.json) runs a comma-separated subset, direct always included.
 
 // Tiny sizes: enough requests to be meaningful, small enough for a 2-core CI machine.
 var tinyEnv = []string{
@@ -41,6 +58,8 @@ const freshRequests = 120
 type harness struct {
 	root, run, results, targets string
 	cfg                         *stack.Config
+	served                      map[string][]string // protocols each target serves, from state.json
+	missing                     map[string]string   // optional targets not installed (GoDoxy), from state.json
 }
 
 func newHarness(t *testing.T) *harness {
@@ -60,9 +79,23 @@ func newHarness(t *testing.T) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Upstream.H1C += portOffset
+	if spec := os.Getenv("E2E_TARGETS"); spec != "" {
+		// a subset of the targets (direct is always in): the others are left out of the test's
+		// targets file, so neither installed, started nor measured
+		names, err := cfg.Select(spec)
+		if err != nil {
+			t.Fatalf("E2E_TARGETS: %v", err)
+		}
+		keep := map[string]stack.Ports{stack.Direct: cfg.Targets[stack.Direct]}
+		for _, n := range names {
+			keep[n] = cfg.Targets[n]
+		}
+		cfg.Targets = keep
+	}
+	off := portOffset(t)
+	cfg.Upstream.H1C += off
 	for n, p := range cfg.Targets {
-		cfg.Targets[n] = stack.Ports{TLS: p.TLS + portOffset, H1C: p.H1C + portOffset}
+		cfg.Targets[n] = stack.Ports{TLS: p.TLS + off, H1C: p.H1C + off}
 	}
 	data, _ := json.MarshalIndent(cfg, "", "  ")
 	if err := os.WriteFile(h.targets, data, 0o644); err != nil {
@@ -118,17 +151,33 @@ func TestStackEndToEnd(t *testing.T) {
 	}
 	t.Log(out)
 
+	h.loadServed(t)
 	out, err = h.proxybench(t, "status")
 	if err != nil {
 		t.Fatalf("status: %v\n%s", err, out)
 	}
+	if strings.Contains(out, "FAIL") {
+		t.Errorf("status shows a failing probe:\n%s", out)
+	}
 	for _, n := range h.cfg.Names() {
-		if !strings.Contains(out, n) || strings.Contains(out, "FAIL") {
-			t.Errorf("status does not show %s healthy:\n%s", n, out)
+		// h3 is said either way: "h3 ok" where the target serves it, "no h3" where it doesn't.
+		want := "no h3"
+		switch {
+		case h.missing[n] != "":
+			want = "not installed"
+		case h.serves(n, "h3"):
+			want = "h3 ok"
+		}
+		if !statusLine(out, n, want) {
+			t.Errorf("status does not show %s with %q:\n%s", n, want, out)
 		}
 	}
 
-	t.Run("fresh connections counted by the server", func(t *testing.T) { h.checkFreshOnServer(t) })
+	t.Run("fresh connections counted by the server", func(t *testing.T) {
+		for _, tc := range []struct{ scenario, counter string }{{"fresh-h1", "tls"}, {"fresh-h3", "h3"}} {
+			t.Run(tc.scenario, func(t *testing.T) { h.checkFreshOnServer(t, tc.scenario, tc.counter) })
+		}
+	})
 
 	for _, sc := range append(append([]string{}, runner.Throughput...), probeNames()...) {
 		t.Run(sc, func(t *testing.T) {
@@ -147,7 +196,22 @@ func TestStackEndToEnd(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				need := runner.Requires(runner.Job{Scenario: sc, Proto: r.Proto})
+				if h.missing[r.Target] != "" {
+					// An optional target that is not installed is a row saying how to add it.
+					if r.Skipped != "not installed" || r.SkipReason != h.missing[r.Target] || !statusLine(out, r.Target, "not installed") {
+						t.Errorf("%s/%s: want a \"not installed\" row saying %q, got %q (%s)\n%s", sc, r.Target, h.missing[r.Target], r.Skipped, r.SkipReason, out)
+					}
+					continue
+				}
+				if r.Skipped != "" || !h.serves(r.Target, need) {
+					h.checkSkipped(t, sc, need, r, out)
+					continue
+				}
 				checkResult(t, sc, r)
+				if need == "h3" {
+					checkH3Timings(t, sc, r, f)
+				}
 			}
 		})
 	}
@@ -182,8 +246,11 @@ func checkResult(t *testing.T, scenario string, r *runner.Result) {
 			t.Errorf("%s: protocols seen %v, want all %v requests over %s", cell, r.ProtosSeen, r.Requests, r.ExpectedProto)
 		}
 		want := "HTTP/1.1"
-		if strings.HasSuffix(scenario, "-h2") || r.Proto == "h2" {
+		switch {
+		case strings.HasSuffix(scenario, "-h2") || r.Proto == "h2":
 			want = "HTTP/2.0"
+		case strings.HasSuffix(scenario, "-h3") || r.Proto == "h3":
+			want = "HTTP/3.0"
 		}
 		if r.ExpectedProto != want {
 			t.Errorf("%s: expected_proto %s, want %s", cell, r.ExpectedProto, want)
@@ -209,24 +276,132 @@ func checkResult(t *testing.T, scenario string, r *runner.Result) {
 	}
 }
 
-// checkFreshOnServer proves "fresh" from the other side: against direct over TLS, the upstream
-// accepts one connection per request (plus the script's setup probe).
-func (h *harness) checkFreshOnServer(t *testing.T) {
-	before := h.conns(t)
-	testid := "e2e-fresh-server"
-	out, err := h.proxybench(t, "k6", "-scenario", "fresh-h1", "-targets", stack.Direct, "-testid", testid)
+// loadServed reads what each target serves from the stack's state (state.json `protocols`).
+func (h *harness) loadServed(t *testing.T) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(h.run, "state.json"))
 	if err != nil {
-		t.Fatalf("fresh-h1 on direct: %v\n%s", err, out)
+		t.Fatal(err)
 	}
-	after := h.conns(t)
-	// conns itself opens one TLS connection per call.
-	got := after - before - 1
-	if got < freshRequests || got > freshRequests+2 {
-		t.Errorf("upstream accepted %d TLS connections for %d fresh requests", got, freshRequests)
+	var st stack.State
+	if err := json.Unmarshal(data, &st); err != nil {
+		t.Fatal(err)
+	}
+	h.served = map[string][]string{}
+	h.missing = st.Missing
+	for n, r := range st.Targets {
+		for _, p := range r.Protocols {
+			h.served[n] = append(h.served[n], string(p))
+		}
+	}
+	// The state must say what the definitions say: direct (the upstream) serves h3, and a
+	// proxy serves exactly the protocols of its target.json, each verified at start.
+	for _, n := range h.cfg.Names() {
+		if h.missing[n] != "" {
+			continue
+		}
+		want := []string{"h1", "h1c", "h2", "h3"}
+		if n != stack.Direct {
+			d, err := stack.LoadDefinition(filepath.Join(h.root, "proxies"), n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = d.Protocols
+		}
+		if !slices.Equal(h.served[n], want) {
+			t.Errorf("target %s serves %v according to the stack, want %v", n, h.served[n], want)
+		}
 	}
 }
 
-func (h *harness) conns(t *testing.T) int {
+func (h *harness) serves(target, proto string) bool {
+	return slices.Contains(h.served[target], proto)
+}
+
+// statusLine tells whether `proxybench status` printed a row for target containing want.
+func statusLine(out, target, want string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == target && strings.Contains(line, want) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkSkipped: a cell whose target does not serve the protocol is a row that says so ("no
+// h3"), neither measured nor invalid; and only such cells are skipped.
+func (h *harness) checkSkipped(t *testing.T, scenario, need string, r *runner.Result, out string) {
+	t.Helper()
+	cell := fmt.Sprintf("%s/%s/%s", scenario, r.Target, r.Proto)
+	if h.serves(r.Target, need) {
+		t.Errorf("%s: skipped (%s) but %s serves %s", cell, r.SkipReason, r.Target, need)
+		return
+	}
+	if r.Skipped != "no "+need || r.SkipReason == "" || r.Valid || len(r.Invalid) != 0 || r.Requests != 0 {
+		t.Errorf("%s: %s does not serve %s: want a skipped cell \"no %s\", got skipped %q (%s), valid %v, invalid %v, %v requests",
+			cell, r.Target, need, need, r.Skipped, r.SkipReason, r.Valid, r.Invalid, r.Requests)
+	}
+	if !statusLine(out, r.Target, "no "+need) {
+		t.Errorf("%s: the table has no \"no %s\" row for %s:\n%s", cell, need, r.Target, out)
+	}
+}
+
+// checkH3Timings: over HTTP/3 the connection set-up is timed as for h1/h2 (k6/x/http3 fires
+// the connect and TLS hooks for the QUIC handshake): some request of the run (setup, warm-up
+// or measured) timed a connect and a handshake, and in fresh-h3 every measured one did.
+func checkH3Timings(t *testing.T, scenario string, r *runner.Result, file string) {
+	t.Helper()
+	cell := fmt.Sprintf("%s/%s/%s", scenario, r.Target, r.Proto)
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw struct {
+		K6 struct {
+			Metrics map[string]struct {
+				Values map[string]float64 `json:"values"`
+			} `json:"metrics"`
+		} `json:"k6"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatalf("%s: %v", cell, err)
+	}
+	for _, m := range []string{"http_req_connecting", "http_req_tls_handshaking"} {
+		if v := raw.K6.Metrics[m].Values; v["max"] <= 0 {
+			t.Errorf("%s: %s never timed (values %v): no QUIC connection set-up was measured", cell, m, v)
+		}
+	}
+	if strings.HasPrefix(scenario, "fresh-") {
+		for _, m := range []string{"http_req_connecting", "http_req_tls_handshaking"} {
+			if s, ok := r.Extra[m]; !ok || s.Min <= 0 {
+				t.Errorf("%s: %s of the measured requests %+v: every fresh request must time its own", cell, m, s)
+			}
+		}
+	}
+}
+
+// checkFreshOnServer proves "fresh" from the other side: against direct, the upstream accepts
+// one connection per request (plus the script's setup probe) on the counter of the protocol
+// (tls: TCP connections of h1 and h2; h3: QUIC connections).
+func (h *harness) checkFreshOnServer(t *testing.T, scenario, counter string) {
+	before := h.conns(t)
+	testid := "e2e-server-" + scenario
+	out, err := h.proxybench(t, "k6", "-scenario", scenario, "-targets", stack.Direct, "-testid", testid)
+	if err != nil {
+		t.Fatalf("%s on direct: %v\n%s", scenario, err, out)
+	}
+	after := h.conns(t)
+	got := after[counter] - before[counter]
+	if counter == "tls" {
+		got-- // conns itself opens one TLS connection per call
+	}
+	if got < freshRequests || got > freshRequests+2 {
+		t.Errorf("upstream accepted %d %s connections for %d fresh requests (before %v, after %v)", got, counter, freshRequests, before, after)
+	}
+}
+
+// conns reads the upstream's /debug/conns over TLS: connections accepted per listener.
+func (h *harness) conns(t *testing.T) map[string]int {
 	t.Helper()
 	p := h.cfg.Targets[stack.Direct]
 	caPEM, err := os.ReadFile(stack.CertsIn(filepath.Join(h.run, "certs")).CAFile)
@@ -249,13 +424,11 @@ func (h *harness) conns(t *testing.T) int {
 		t.Fatalf("GET %s: %v", url, err)
 	}
 	defer res.Body.Close()
-	var c struct {
-		TLS int `json:"tls"`
-	}
+	var c map[string]int
 	if err := json.NewDecoder(res.Body).Decode(&c); err != nil {
 		t.Fatalf("GET %s: %v", url, err)
 	}
-	return c.TLS
+	return c
 }
 
 // down stops the stack and proves nothing it started is left: no pid alive, every port free.
@@ -272,11 +445,19 @@ func (h *harness) down(t *testing.T) {
 		}
 	}
 	deadline := time.Now().Add(5 * time.Second)
+	type check struct {
+		port int
+		free func(string, int) error
+	}
 	for _, n := range h.cfg.Names() {
 		p := h.cfg.Targets[n]
-		for _, port := range []int{p.TLS, p.H1C} {
+		checks := []check{{p.TLS, stack.CheckPortFree}, {p.H1C, stack.CheckPortFree}}
+		if h.serves(n, "h3") {
+			checks = append(checks, check{p.TLS, stack.CheckUDPPortFree})
+		}
+		for _, c := range checks {
 			for {
-				err := stack.CheckPortFree(h.cfg.Address, port)
+				err := c.free(h.cfg.Address, c.port)
 				if err == nil {
 					break
 				}

@@ -4,6 +4,7 @@
 package extensions
 
 import (
-	_ "github.com/proxybench/proxybench/extensions/http3" // k6/x/http3
-	_ "github.com/proxybench/proxybench/extensions/sse"   // k6/x/sse
+	_ "github.com/proxybench/proxybench/extensions/http3"    // k6/x/http3
+	_ "github.com/proxybench/proxybench/extensions/influxdb" // --out proxybench-influxdb
+	_ "github.com/proxybench/proxybench/extensions/sse"      // k6/x/sse
 )

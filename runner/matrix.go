@@ -1,19 +1,37 @@
 package runner
 
-// Throughput scenarios: protocol × connection pattern.
-var Throughput = []string{"reused-h1", "reused-h1c", "reused-h2", "fresh-h1", "fresh-h1c", "fresh-h2"}
+import "strings"
 
-// Probes and the protocols each is sampled over. WebSocket upgrades are HTTP/1.1 only: an h2
-// WebSocket needs extended CONNECT, which k6 does not speak.
+// Throughput scenarios: protocol × connection pattern. The h3 ones run through k6/x/http3.
+var Throughput = []string{
+	"reused-h1", "reused-h1c", "reused-h2", "reused-h3",
+	"fresh-h1", "fresh-h1c", "fresh-h2", "fresh-h3",
+}
+
+// Probes and the protocols each is sampled over. WebSocket upgrades are HTTP/1.1 only: an h2 or
+// h3 WebSocket needs extended CONNECT, which k6 does not speak. stream and sse over h3 go
+// through k6/x/sse's http3 param (k6/x/http3's connections).
 var Probes = []struct {
 	Scenario string
 	Protos   []string
 }{
-	{"json", []string{"h1", "h1c", "h2"}},
-	{"upload", []string{"h1", "h1c", "h2"}},
-	{"stream", []string{"h1", "h1c", "h2"}},
-	{"sse", []string{"h1", "h1c", "h2"}},
+	{"json", []string{"h1", "h1c", "h2", "h3"}},
+	{"upload", []string{"h1", "h1c", "h2", "h3"}},
+	{"stream", []string{"h1", "h1c", "h2", "h3"}},
+	{"sse", []string{"h1", "h1c", "h2", "h3"}},
 	{"ws", []string{"h1", "h1c"}},
+}
+
+// Requires is the protocol a cell needs its target to serve: the probe's PROTO, or the one a
+// throughput scenario names (reused-h3 → h3).
+func Requires(j Job) string {
+	if j.Proto != "" {
+		return j.Proto
+	}
+	if i := strings.LastIndexByte(j.Scenario, '-'); i >= 0 {
+		return j.Scenario[i+1:]
+	}
+	return ""
 }
 
 // IsProbe tells a probe scenario from a throughput one.

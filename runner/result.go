@@ -44,6 +44,12 @@ type Result struct {
 	Valid             bool                            `json:"valid"`
 	Invalid           []string                        `json:"invalid"`
 
+	// Skipped ("no h3") is set, with SkipReason, on a cell that was not run because its target
+	// does not serve the protocol: not measured, so not valid, and not invalid either (Invalid
+	// is empty). Written by the runner, not by a scenario.
+	Skipped    string `json:"skipped,omitempty"`
+	SkipReason string `json:"skip_reason,omitempty"`
+
 	// Err is set by the runner when k6 did not produce a result at all.
 	Err string `json:"-"`
 }

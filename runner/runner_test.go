@@ -77,3 +77,69 @@ func TestPrintTable(t *testing.T) {
 		t.Errorf("want one valid and one invalid row:\n%s", out)
 	}
 }
+
+func TestRequires(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		job  Job
+		want string
+	}{
+		{Job{Scenario: "reused-h3", Target: "nginx"}, "h3"},
+		{Job{Scenario: "fresh-h1c", Target: "nginx"}, "h1c"},
+		{Job{Scenario: "reused-h2", Target: "nginx"}, "h2"},
+		{Job{Scenario: "json", Target: "nginx", Proto: "h3"}, "h3"},
+		{Job{Scenario: "ws", Target: "nginx", Proto: "h1c"}, "h1c"},
+	}
+	for _, tc := range tests {
+		if got := Requires(tc.job); got != tc.want {
+			t.Errorf("Requires(%+v) = %q, want %q", tc.job, got, tc.want)
+		}
+	}
+	// every cell of the matrix needs a protocol the stack knows
+	known := []string{"h1", "h1c", "h2", "h3"}
+	for _, sc := range Throughput {
+		if need := Requires(Job{Scenario: sc}); !slices.Contains(known, need) {
+			t.Errorf("%s requires %q", sc, need)
+		}
+	}
+}
+
+// TestSkip: a cell whose target lacks the protocol is written as a result of its own, so that
+// `proxybench table` shows the row again, and the table says "no h3" instead of a figure.
+func TestSkip(t *testing.T) {
+	t.Parallel()
+	r := &Runner{ResultsDir: t.TempDir(), Profile: "smoke"}
+	tests := []struct {
+		job       Job
+		file      string
+		wantProto string
+	}{
+		{Job{Scenario: "fresh-h3", Target: "nginx"}, "fresh-h3-nginx.json", "h3"},
+		{Job{Scenario: "sse", Target: "haproxy", Proto: "h3"}, "sse-h3-haproxy.json", "h3"},
+	}
+	for _, tc := range tests {
+		res := r.Skip("id1", tc.job, []string{"h1", "h1c", "h2"})
+		if res.Err != "" {
+			t.Fatal(res.Err)
+		}
+		got, err := LoadResult(filepath.Join(r.ResultsDir, "id1", tc.file))
+		if err != nil {
+			t.Fatalf("%+v: %v", tc.job, err)
+		}
+		if got.Skipped != "no h3" || got.Proto != tc.wantProto || got.ExpectedProto != "HTTP/3.0" || got.Valid || len(got.Invalid) != 0 ||
+			!strings.Contains(got.SkipReason, tc.job.Target+" does not serve h3 (it serves h1, h1c, h2)") {
+			t.Errorf("%+v: saved %+v", tc.job, got)
+		}
+		var buf bytes.Buffer
+		PrintTable(&buf, tc.job.Scenario, []*Result{got})
+		out := buf.String()
+		for _, want := range []string{"no h3", "not run: " + tc.job.Target + " h3: " + tc.job.Target + " does not serve h3"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%+v: table lacks %q:\n%s", tc.job, want, out)
+			}
+		}
+		if strings.Contains(out, "invalid") || strings.Contains(out, "ERROR") {
+			t.Errorf("%+v: a skipped cell reads as invalid:\n%s", tc.job, out)
+		}
+	}
+}

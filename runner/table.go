@@ -27,9 +27,23 @@ func PrintTable(w io.Writer, title string, results []*Result) {
 	}
 	head = append(head, "protocol seen", "valid")
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
-	var notes []string
+	var notes, skipped []string
 	for _, r := range results {
 		proto := r.Proto
+		if r.Skipped != "" && r.Err == "" {
+			// Said, not left out: a target without h3 is a row that says so.
+			row := []string{r.Target, proto, "-", "-", "-", "-", "-", "-", "-"}
+			if fresh {
+				row = append(row, "-")
+			}
+			for range extras {
+				row = append(row, "-")
+			}
+			row = append(row, "-", r.Skipped)
+			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+			skipped = append(skipped, fmt.Sprintf("%s %s: %s", r.Target, proto, r.SkipReason))
+			continue
+		}
 		if r.Err != "" && r.Schema == 0 {
 			row := []string{r.Target, proto, "-", "-", "-", "-", "-", "-", "-"}
 			if fresh {
@@ -76,6 +90,9 @@ func PrintTable(w io.Writer, title string, results []*Result) {
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	tw.Flush()
+	for _, n := range skipped {
+		fmt.Fprintln(w, "  not run: "+n)
+	}
 	for _, n := range notes {
 		fmt.Fprintln(w, "  invalid: "+n)
 	}

@@ -1,8 +1,9 @@
 // json: latency of GET /json, a small static JSON document, SAMPLES times on one warm
-// connection over PROTO (h1, h1c or h2; default h2). setup() learns the document's size from
-// the target; every sample must be that exact size, parse as JSON, and come over PROTO.
+// connection over PROTO (h1, h1c, h2 or h3; default h2; h3 through k6/x/http3). setup() learns
+// the document's size from the target; every sample must be that exact size, parse as JSON, and
+// come over PROTO.
 import { check } from 'k6';
-import http from 'k6/http';
+import { client } from './lib/client.js';
 import { bodyBytes, bodyText, countConnection, probeTarget, protoOK, requestParams } from './lib/checks.js';
 import { loadConfig } from './lib/config.js';
 import { clockMs, now } from './lib/metrics.js';
@@ -31,7 +32,7 @@ function parses(body) {
 
 export default function (data) {
   clockMs.add(now());
-  const res = http.get(cfg.url, params);
+  const res = client(cfg).get(cfg.url, params);
   clockMs.add(now());
   countConnection(res, cfg);
   const rightProto = protoOK(res, cfg);

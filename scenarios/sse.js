@@ -1,5 +1,5 @@
 // sse: Server-Sent Events through the target — GET /sse?count=3&interval_ms=150, SAMPLES times
-// on one warm connection over PROTO (h1, h1c or h2; default h2), timed per event by k6/x/sse
+// on one warm connection over PROTO (h1, h1c, h2 or h3; default h2), timed per event by k6/x/sse
 // (k6/http returns only once the body has ended, which hides buffering).
 // The upstream sends the first event at once and the others 150 ms apart: a proxy that passes
 // the stream through delivers the first event within a few ms; one that buffers delivers it
@@ -20,7 +20,9 @@ const cfg = loadConfig({ scenario: 'sse', mode: 'probe', route: '/sse' });
 const out = planOutput(cfg);
 const url = `${cfg.url}?count=${COUNT}&interval_ms=${INTERVAL_MS}`;
 // name: the URL without its query, so no per-request value becomes a tag
-const params = { tags: { route: cfg.route, name: cfg.url }, timeout: '10s' };
+// http3: over h3, k6/x/sse sends through the VU's k6/x/http3 connections (k6's own transport
+// speaks h1 and h2 only)
+const params = { tags: { route: cfg.route, name: cfg.url }, timeout: '10s', http3: cfg.proto.quic };
 
 export const options = probeOptions(cfg, { trends: ['sse_first_event', 'sse_event_gap'] });
 

@@ -1,5 +1,5 @@
 // stream: a chunked body through the target — GET /stream?chunks=4&chunk_bytes=4096&interval_ms=50,
-// SAMPLES times on one warm connection over PROTO (h1, h1c or h2; default h2), with the time
+// SAMPLES times on one warm connection over PROTO (h1, h1c, h2 or h3; default h2), with the time
 // of every chunk read by k6/x/sse's stream mode (k6/http returns only once the body has ended).
 // The upstream flushes each 4 KiB chunk 50 ms after the last: a proxy that streams delivers the
 // first within a few ms; one that buffers delivers it with the rest, ~150 ms in. Checked:
@@ -21,7 +21,9 @@ const TOTAL = CHUNKS * CHUNK_BYTES;
 const cfg = loadConfig({ scenario: 'stream', mode: 'probe', route: '/stream' });
 const out = planOutput(cfg);
 const url = `${cfg.url}?chunks=${CHUNKS}&chunk_bytes=${CHUNK_BYTES}&interval_ms=${INTERVAL_MS}`;
-const params = { tags: { route: cfg.route, name: cfg.url }, timeout: '10s' };
+// http3: over h3, k6/x/sse sends through the VU's k6/x/http3 connections (k6's own transport
+// speaks h1 and h2 only)
+const params = { tags: { route: cfg.route, name: cfg.url }, timeout: '10s', http3: cfg.proto.quic };
 
 export const options = probeOptions(cfg, { trends: ['stream_first_chunk'] });
 

@@ -1,9 +1,9 @@
 // upload: latency of POST /upload with an UPLOAD_BYTES body (default 256 KiB, built once in
-// the init context), SAMPLES times on one warm connection over PROTO (h1, h1c or h2; default
-// h2). The upstream replies {"bytes":N}: N must be exactly what was sent, so a proxy that
-// truncates or mangles the body fails the check.
+// the init context), SAMPLES times on one warm connection over PROTO (h1, h1c, h2 or h3;
+// default h2; h3 through k6/x/http3). The upstream replies {"bytes":N}: N must be exactly what
+// was sent, so a proxy that truncates or mangles the body fails the check.
 import { check } from 'k6';
-import http from 'k6/http';
+import { client } from './lib/client.js';
 import { bodyText, countConnection, probeTarget, protoOK, requestParams } from './lib/checks.js';
 import { loadConfig } from './lib/config.js';
 import { clockMs, now } from './lib/metrics.js';
@@ -55,7 +55,7 @@ function receivedBytes(res) {
 
 export default function () {
   clockMs.add(now());
-  const res = http.post(cfg.url, payload, params);
+  const res = client(cfg).post(cfg.url, payload, params);
   clockMs.add(now());
   countConnection(res, cfg);
   const rightProto = protoOK(res, cfg);

@@ -24,6 +24,10 @@ type Definition struct {
 	Install   string            `json:"install"`
 	Protocols []string          `json:"protocols"`
 	Env       map[string]string `json:"env"`
+	// Optional targets may be missing: one no registry serves is skipped, not fatal, and
+	// IfMissing tells the user how to add it wherever the target shows.
+	Optional  bool   `json:"optional"`
+	IfMissing string `json:"if_missing"`
 }
 
 // LoadDefinition reads proxies/<name>/target.json.
@@ -52,6 +56,12 @@ func LoadDefinition(proxiesDir, name string) (*Definition, error) {
 	}
 	if len(d.Protocols) == 0 {
 		errs = append(errs, errors.New(`"protocols" is empty`))
+	}
+	for _, p := range d.Protocols {
+		// A misspelt protocol would otherwise never be probed nor measured, silently.
+		if _, err := ParseProtocol(p); err != nil {
+			errs = append(errs, fmt.Errorf(`"protocols": %w`, err))
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("target %s: %s: %w", name, path, err)

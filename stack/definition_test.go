@@ -51,6 +51,7 @@ func TestDefinitionErrors(t *testing.T) {
 	}{
 		{"unknown key", `{"config":"a","command":["x"],"version":["x"],"protocols":["h1"],"port":1}`, `unknown field "port"`},
 		{"no command", `{"config":"a","command":[],"version":["x"],"protocols":["h1"]}`, `"command" is empty`},
+		{"unknown protocol", `{"config":"a","command":["x"],"version":["x"],"protocols":["h1","quic"]}`, `"protocols": unknown protocol "quic": protocols are h1, h1c, h2, h3`},
 		{"no folder", "", "no such file"},
 	}
 	for _, tc := range tests {

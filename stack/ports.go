@@ -15,19 +15,31 @@ func CheckPortFree(addr string, port int) error {
 	hostport := net.JoinHostPort(addr, strconv.Itoa(port))
 	l, err := net.Listen("tcp", hostport)
 	if err != nil {
-		holder := ""
-		if pid, cmd := portHolder(port); pid > 0 {
-			holder = fmt.Sprintf(" by pid %d (%s)", pid, cmd)
-		}
-		return fmt.Errorf("port %s is in use%s: stop it, or run `make down` if it is a stack left running", hostport, holder)
+		return portInUse("port", hostport, portHolder("tcp", port))
 	}
 	return l.Close()
 }
 
-// portHolder finds the process listening on a TCP port through /proc/net/tcp{,6} and fd links.
-func portHolder(port int) (int, string) {
+// CheckUDPPortFree is CheckPortFree for the UDP port an HTTP/3 (QUIC) listener needs: a TCP
+// port can be free while another program holds the same number over UDP.
+func CheckUDPPortFree(addr string, port int) error {
+	hostport := net.JoinHostPort(addr, strconv.Itoa(port))
+	c, err := net.ListenPacket("udp", hostport)
+	if err != nil {
+		return portInUse("UDP port", hostport, portHolder("udp", port))
+	}
+	return c.Close()
+}
+
+func portInUse(kind, hostport, holder string) error {
+	return fmt.Errorf("%s %s is in use%s: stop it, or run `make down` if it is a stack left running", kind, hostport, holder)
+}
+
+// portHolder finds the process with a socket bound to a port (TCP: listening) through
+// /proc/net/{tcp,udp}{,6} and fd links, as " by pid N (command)", or "" when /proc does not say.
+func portHolder(network string, port int) string {
 	inodes := map[string]bool{}
-	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+	for _, f := range []string{"/proc/net/" + network, "/proc/net/" + network + "6"} {
 		fh, err := os.Open(f)
 		if err != nil {
 			continue
@@ -35,8 +47,9 @@ func portHolder(port int) (int, string) {
 		sc := bufio.NewScanner(fh)
 		for sc.Scan() {
 			fields := strings.Fields(sc.Text())
-			// local_address is HEXIP:HEXPORT; state 0A is LISTEN.
-			if len(fields) < 10 || fields[3] != "0A" {
+			// local_address is HEXIP:HEXPORT; TCP state 0A is LISTEN (UDP sockets have no
+			// listening state: any bound one holds the port).
+			if len(fields) < 10 || (network == "tcp" && fields[3] != "0A") {
 				continue
 			}
 			i := strings.LastIndexByte(fields[1], ':')
@@ -48,7 +61,7 @@ func portHolder(port int) (int, string) {
 		fh.Close()
 	}
 	if len(inodes) == 0 {
-		return 0, ""
+		return ""
 	}
 	procs, _ := filepath.Glob("/proc/[0-9]*/fd/*")
 	for _, fd := range procs {
@@ -57,9 +70,8 @@ func portHolder(port int) (int, string) {
 			continue
 		}
 		pidStr := strings.Split(fd, "/")[2]
-		pid, _ := strconv.Atoi(pidStr)
 		cmd, _ := os.ReadFile("/proc/" + pidStr + "/comm")
-		return pid, strings.TrimSpace(string(cmd))
+		return fmt.Sprintf(" by pid %s (%s)", pidStr, strings.TrimSpace(string(cmd)))
 	}
-	return 0, ""
+	return ""
 }

@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -44,23 +45,48 @@ func TestProcessRecycledPIDIsNotOurs(t *testing.T) {
 
 func TestCheckPortFree(t *testing.T) {
 	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		network string
+		hold    func() (io.Closer, int, error)
+		check   func(addr string, port int) error
+		kind    string
+	}{
+		{"tcp", func() (io.Closer, int, error) {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				return nil, 0, err
+			}
+			return l, l.Addr().(*net.TCPAddr).Port, nil
+		}, CheckPortFree, "port"},
+		{"udp", func() (io.Closer, int, error) {
+			c, err := net.ListenPacket("udp", "127.0.0.1:0")
+			if err != nil {
+				return nil, 0, err
+			}
+			return c, c.LocalAddr().(*net.UDPAddr).Port, nil
+		}, CheckUDPPortFree, "UDP port"},
 	}
-	defer l.Close()
-	port := l.Addr().(*net.TCPAddr).Port
-	err = CheckPortFree("127.0.0.1", port)
-	if err == nil {
-		t.Fatal("a port in use counts as free")
-	}
-	for _, want := range []string{"127.0.0.1:" + strconv.Itoa(port) + " is in use", "pid " + strconv.Itoa(os.Getpid()), "make down"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q does not contain %q", err, want)
-		}
-	}
-	l.Close()
-	if err := CheckPortFree("127.0.0.1", port); err != nil {
-		t.Errorf("a freed port: %v", err)
+	for _, tc := range tests {
+		t.Run(tc.network, func(t *testing.T) {
+			t.Parallel()
+			held, port, err := tc.hold()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer held.Close()
+			err = tc.check("127.0.0.1", port)
+			if err == nil {
+				t.Fatal("a port in use counts as free")
+			}
+			for _, want := range []string{tc.kind + " 127.0.0.1:" + strconv.Itoa(port) + " is in use", "pid " + strconv.Itoa(os.Getpid()), "make down"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not contain %q", err, want)
+				}
+			}
+			held.Close()
+			if err := tc.check("127.0.0.1", port); err != nil {
+				t.Errorf("a freed port: %v", err)
+			}
+		})
 	}
 }

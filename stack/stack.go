@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -63,6 +64,9 @@ type Running struct {
 type State struct {
 	Started time.Time           `json:"started"`
 	Targets map[string]*Running `json:"targets"`
+	// Missing are optional targets that could not be installed, with how to add them: every
+	// table shows them as such instead of leaving them out.
+	Missing map[string]string `json:"missing,omitempty"`
 }
 
 // LoadState reads the running stack's state; a missing file is an empty state.
@@ -154,13 +158,15 @@ func (s *Stack) Up(ctx context.Context, names []string) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := s.Install(ctx, defs); err != nil {
+	missing, err := s.Install(ctx, defs)
+	if err != nil {
 		return err
 	}
+	names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return missing[n] != "" })
 	if _, err := os.Stat(s.UpstreamBin()); err != nil {
 		return fmt.Errorf("target direct: %s is missing: run `make setup` (or `make upstream`)", s.UpstreamBin())
 	}
-	if err := s.checkPorts(names); err != nil {
+	if err := s.checkPorts(names, defs); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(s.RunDir, 0o755); err != nil {
@@ -175,7 +181,7 @@ func (s *Stack) Up(ctx context.Context, names []string) (err error) {
 		return err
 	}
 
-	st := &State{Started: time.Now(), Targets: map[string]*Running{}}
+	st := &State{Started: time.Now(), Targets: map[string]*Running{}, Missing: missing}
 	defer func() {
 		if err != nil {
 			s.stopAll(st)
@@ -203,9 +209,12 @@ func (s *Stack) Up(ctx context.Context, names []string) (err error) {
 	return nil
 }
 
-func (s *Stack) checkPorts(names []string) error {
+// checkPorts fails, naming every port taken, before anything starts: TCP for the TLS and
+// cleartext ports, and UDP for the TLS port of each target that serves h3.
+func (s *Stack) checkPorts(names []string, defs map[string]*Definition) error {
 	var errs []error
 	seen := map[int]bool{}
+	seenUDP := map[int]bool{}
 	for _, n := range append([]string{Direct}, names...) {
 		p := s.Config.Targets[n]
 		for _, port := range []int{p.TLS, p.H1C} {
@@ -217,8 +226,34 @@ func (s *Stack) checkPorts(names []string) error {
 				errs = append(errs, fmt.Errorf("target %s: %w", n, err))
 			}
 		}
+		if !slices.Contains(s.protocols(n, defs[n]), H3) || seenUDP[p.TLS] {
+			continue
+		}
+		seenUDP[p.TLS] = true
+		if err := CheckUDPPortFree(s.Config.Address, p.TLS); err != nil {
+			errs = append(errs, fmt.Errorf("target %s (h3): %w", n, err))
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// upstreamProtocols are the direct target's: the upstream serves every protocol of the matrix.
+var upstreamProtocols = []Protocol{H1, H1C, H2, H3}
+
+// protocols are what a target serves: the upstream's for direct, else its definition's (checked
+// by LoadDefinition).
+func (s *Stack) protocols(name string, def *Definition) []Protocol {
+	if name == Direct {
+		return upstreamProtocols
+	}
+	if def == nil {
+		return nil
+	}
+	out := make([]Protocol, 0, len(def.Protocols))
+	for _, p := range def.Protocols {
+		out = append(out, Protocol(p))
+	}
+	return out
 }
 
 func (s *Stack) startUpstream(ctx context.Context, certs Certs, prober *Prober) (*Running, error) {
@@ -234,7 +269,7 @@ func (s *Stack) startUpstream(ctx context.Context, certs Certs, prober *Prober) 
 		"-cert", certs.CertFile, "-key", certs.KeyFile,
 		"-upload-limit", strconv.FormatInt(s.Config.UploadLimit, 10),
 	}
-	r := &Running{Ports: p, Protocols: []Protocol{H1, H1C, H2}, Version: upstreamVersion(s.UpstreamBin())}
+	r := &Running{Ports: p, Protocols: s.protocols(Direct, nil), Version: upstreamVersion(s.UpstreamBin())}
 	return r, s.start(ctx, Direct, r, argv, os.Environ(), runDir, prober)
 }
 
@@ -255,13 +290,7 @@ func (s *Stack) startProxy(ctx context.Context, def *Definition, certs Certs, pr
 	if err != nil {
 		return nil, err
 	}
-	r := &Running{Ports: s.Config.Targets[def.Name], Version: s.Version(def, v)}
-	for _, p := range def.Protocols {
-		switch Protocol(p) {
-		case H1, H1C, H2:
-			r.Protocols = append(r.Protocols, Protocol(p))
-		}
-	}
+	r := &Running{Ports: s.Config.Targets[def.Name], Protocols: s.protocols(def.Name, def), Version: s.Version(def, v)}
 	return r, s.start(ctx, def.Name, r, argv, env, runDir, prober)
 }
 
@@ -281,15 +310,13 @@ func (s *Stack) start(ctx context.Context, name string, r *Running, argv, env []
 	return nil
 }
 
-// waitReady polls until every protocol of the target passes a verified probe.
+// waitReady polls until every protocol of the target passes a verified probe (h3 included:
+// a target that lists h3 is not up until it answers over QUIC).
 func (s *Stack) waitReady(ctx context.Context, name string, r *Running, prober *Prober) error {
 	ctx, cancel := context.WithTimeout(ctx, s.ReadyTimeout)
 	defer cancel()
 	for _, proto := range r.Protocols {
-		port := r.Ports.TLS
-		if proto == H1C {
-			port = r.Ports.H1C
-		}
+		port := proto.Port(r.Ports)
 		for {
 			err := prober.Probe(ctx, proto, port)
 			if err == nil {

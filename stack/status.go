@@ -15,7 +15,7 @@ type TargetStatus struct {
 	Name    string
 	Version string
 	PID     int                // 0 when not running
-	Health  map[Protocol]error // per protocol, only when running
+	Health  map[Protocol]error // per protocol the target serves, only when running
 	Problem string             // why the target cannot run, if it cannot
 }
 
@@ -35,7 +35,7 @@ func (s *Stack) Status(ctx context.Context) ([]TargetStatus, error) {
 		} else if d, err := LoadDefinition(s.ProxiesDir(), n); err != nil {
 			row.Problem = err.Error()
 		} else if _, err := d.Binary(s.CacheBin()); err != nil {
-			row.Problem = fmt.Sprintf("not installed: `make setup` runs proxies/%s/%s", n, d.Install)
+			row.Problem = d.NotInstalled()
 		} else {
 			row.Version = s.Version(d, s.vars(n, certs, filepath.Join(s.RunDir, n), d))
 		}
@@ -43,10 +43,7 @@ func (s *Stack) Status(ctx context.Context) ([]TargetStatus, error) {
 			row.PID = r.PID
 			row.Health = map[Protocol]error{}
 			for _, proto := range r.Protocols {
-				port := r.Ports.TLS
-				if proto == H1C {
-					port = r.Ports.H1C
-				}
+				port := proto.Port(r.Ports)
 				if proberErr != nil {
 					row.Health[proto] = proberErr
 					continue
@@ -71,11 +68,13 @@ func PrintStatus(w io.Writer, rows []TargetStatus) {
 		if r.PID != 0 {
 			pid = fmt.Sprint(r.PID)
 			var parts []string
-			for _, p := range []Protocol{H1, H1C, H2} {
+			for _, p := range Protocols {
 				err, ok := r.Health[p]
 				switch {
 				case !ok:
-					continue
+					// Said, not left out: a target without h3 must not read as one
+					// whose h3 was forgotten.
+					parts = append(parts, "no "+string(p))
 				case err == nil:
 					parts = append(parts, string(p)+" ok")
 				default:
@@ -88,6 +87,9 @@ func PrintStatus(w io.Writer, rows []TargetStatus) {
 		version := r.Version
 		if r.Problem != "" {
 			version = "-"
+			if strings.HasPrefix(r.Problem, "not installed") {
+				health = "not installed"
+			}
 			notes = append(notes, fmt.Sprintf("%s: %s", r.Name, r.Problem))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, version, pid, health)

@@ -10,12 +10,14 @@ import (
 	"syscall"
 )
 
-// connCounters counts TCP connections accepted per listener, TLS handshakes
-// that later fail included: "fresh" scenarios must open exactly one per
-// request, and /debug/conns lets the end-to-end test prove it.
+// connCounters counts connections accepted per listener: "fresh" scenarios
+// must open exactly one per request, and /debug/conns lets the end-to-end
+// test prove it. TCP ones are counted at accept, TLS handshakes that later
+// fail included; QUIC ones (h3) once their handshake is complete.
 type connCounters struct {
 	h1c atomic.Int64
 	tls atomic.Int64
+	h3  atomic.Int64
 }
 
 type countingListener struct {
@@ -42,16 +44,18 @@ func listen(flagName, addr string, accepted *atomic.Int64) (net.Listener, error)
 	return countingListener{Listener: ln, accepted: accepted}, nil
 }
 
-// serveConns answers GET /debug/conns with {"h1c":N,"tls":M}: the number of
-// connections each listener has accepted since start, the one carrying this
-// request included. Read it before and after a run: the difference is the
+// serveConns answers GET /debug/conns with {"h1c":N,"tls":M,"h3":K}: the
+// number of connections each listener has accepted since start, the one
+// carrying this request included. Read it before and after a run: the difference is the
 // number of connections the run opened.
 func (s *server) serveConns(w http.ResponseWriter) {
-	b := make([]byte, 0, 48)
+	b := make([]byte, 0, 64)
 	b = append(b, `{"h1c":`...)
 	b = strconv.AppendInt(b, s.conns.h1c.Load(), 10)
 	b = append(b, `,"tls":`...)
 	b = strconv.AppendInt(b, s.conns.tls.Load(), 10)
+	b = append(b, `,"h3":`...)
+	b = strconv.AppendInt(b, s.conns.h3.Load(), 10)
 	b = append(b, '}')
 	h := w.Header()
 	h["Content-Type"] = contentTypeJSON

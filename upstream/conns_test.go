@@ -9,6 +9,7 @@ import (
 type connCounts struct {
 	H1C int64 `json:"h1c"`
 	TLS int64 `json:"tls"`
+	H3  int64 `json:"h3"`
 }
 
 func readConns(t *testing.T, s *stack, c *http.Client) connCounts {
@@ -39,6 +40,8 @@ func TestDebugConns(t *testing.T) {
 		{protoH1, false, 4, connCounts{TLS: 4}},
 		{protoH2, false, 3, connCounts{TLS: 3}},
 		{protoH2, true, 6, connCounts{TLS: 1}},
+		{protoH3, false, 4, connCounts{H3: 4}},
+		{protoH3, true, 6, connCounts{H3: 1}},
 	}
 	for _, tt := range tests {
 		name := string(tt.proto) + map[bool]string{true: "/reused", false: "/fresh"}[tt.keepAlive]
@@ -53,7 +56,7 @@ func TestDebugConns(t *testing.T) {
 				get(t, c, s.url(tt.proto, "/"))
 			}
 			after := readConns(t, s, observer)
-			got := connCounts{H1C: after.H1C - before.H1C, TLS: after.TLS - before.TLS}
+			got := connCounts{H1C: after.H1C - before.H1C, TLS: after.TLS - before.TLS, H3: after.H3 - before.H3}
 			if got != tt.want {
 				t.Errorf("%d requests opened %+v, want %+v", tt.requests, got, tt.want)
 			}

@@ -1,5 +1,6 @@
 // Command upstream is the origin server every proxy under test forwards to,
-// and, on its TLS listener, the "direct" target: the no-proxy baseline.
+// and, on its TLS listener (TCP: HTTP/1.1 and HTTP/2; UDP on the same port:
+// HTTP/3 over QUIC), the "direct" target: the no-proxy baseline.
 //
 // It must never be the bottleneck of a benchmark, so the hot routes (/ and
 // /json) write pre-built bytes with pre-built header values and allocate
@@ -16,7 +17,7 @@
 //	/sse              text/event-stream of "tick" events {"seq":N,"ts":unix-ms}, seq from 0
 //	                  ?count=1..10000 (3) &interval_ms=0..60000 (150)
 //	/ws               WebSocket: a text welcome {"hello":"bench"}, then echo
-//	/debug/conns      {"h1c":N,"tls":M}: connections accepted per listener
+//	/debug/conns      {"h1c":N,"tls":M,"h3":K}: connections accepted per listener
 //
 // Anything else is 404; a malformed or out-of-range parameter is 400 with a
 // plain-text message naming it and its range.

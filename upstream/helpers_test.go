@@ -18,6 +18,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
 )
 
 // testUploadLimit keeps over-limit bodies small in tests.
@@ -92,12 +95,14 @@ func writePEM(t *testing.T, path, kind string, der []byte) {
 	}
 }
 
-// stack is a started upstream on 127.0.0.1:0, both listeners.
+// stack is a started upstream on 127.0.0.1:0, every listener: h3 on the TLS
+// port over UDP, as the stack runs it.
 type stack struct {
 	in      *instance
 	h1cURL  string // http://127.0.0.1:port
-	tlsURL  string // https://bench.test:port, dialled at 127.0.0.1
+	tlsURL  string // https://bench.test:port, dialled at 127.0.0.1 (TCP, and UDP for h3)
 	tlsAddr string
+	h3Addr  string
 	roots   *x509.CertPool
 }
 
@@ -105,7 +110,7 @@ func newStack(t *testing.T) *stack {
 	t.Helper()
 	tc := newTestCert(t)
 	in, err := start(config{
-		h1c: "127.0.0.1:0", tls: "127.0.0.1:0",
+		h1c: "127.0.0.1:0", tls: "127.0.0.1:0", h3: "127.0.0.1:0",
 		cert: tc.certFile, key: tc.keyFile,
 		uploadLimit: testUploadLimit,
 	}, discardLogger())
@@ -126,6 +131,7 @@ func newStack(t *testing.T) *stack {
 		h1cURL:  "http://" + in.h1cAddr.String(),
 		tlsURL:  "https://" + net.JoinHostPort(testHost, port),
 		tlsAddr: in.tlsAddr.String(),
+		h3Addr:  in.h3Addr.String(),
 		roots:   tc.roots,
 	}
 }
@@ -139,13 +145,17 @@ const (
 	protoH1C proto = "h1c" // cleartext HTTP/1.1
 	protoH1  proto = "h1"  // TLS, ALPN http/1.1 only
 	protoH2  proto = "h2"  // TLS, ALPN h2 only
+	protoH3  proto = "h3"  // QUIC (quic-go's client)
 )
 
-var allProtos = []proto{protoH1C, protoH1, protoH2}
+var allProtos = []proto{protoH1C, protoH1, protoH2, protoH3}
 
 func (p proto) wantProto() string {
-	if p == protoH2 {
+	switch p {
+	case protoH2:
 		return "HTTP/2.0"
+	case protoH3:
+		return "HTTP/3.0"
 	}
 	return "HTTP/1.1"
 }
@@ -162,6 +172,9 @@ func (s *stack) url(p proto, path string) string {
 // connection per request.
 func (s *stack) client(t *testing.T, p proto, keepAlive bool) *http.Client {
 	t.Helper()
+	if p == protoH3 {
+		return s.h3Client(t, keepAlive)
+	}
 	var protocols http.Protocols
 	tlsConfig := &tls.Config{RootCAs: s.roots, ServerName: testHost}
 	switch p {
@@ -207,4 +220,54 @@ func get(t *testing.T, c *http.Client, url string) (*http.Response, []byte) {
 		t.Fatalf("GET %s: reading body: %v", url, err)
 	}
 	return resp, body
+}
+
+// h3Client is quic-go's HTTP/3 client, verifying bench.test against the test
+// CA and dialling the upstream's UDP address; keepAlive false opens a QUIC
+// connection per request.
+func (s *stack) h3Client(t *testing.T, keepAlive bool) *http.Client {
+	t.Helper()
+	newTransport := func() *http3.Transport {
+		return &http3.Transport{
+			TLSClientConfig: &tls.Config{RootCAs: s.roots, ServerName: testHost},
+			Dial: func(ctx context.Context, _ string, tlsCfg *tls.Config, cfg *quic.Config) (*quic.Conn, error) {
+				return quic.DialAddr(ctx, s.h3Addr, tlsCfg, cfg)
+			},
+		}
+	}
+	var rt http.RoundTripper
+	if keepAlive {
+		tr := newTransport()
+		t.Cleanup(func() { _ = tr.Close() })
+		rt = tr
+	} else {
+		rt = freshH3(newTransport)
+	}
+	return &http.Client{Transport: rt, Timeout: 10 * time.Second}
+}
+
+// freshH3 sends every request on a transport, so a QUIC connection, of its
+// own, closed once the response body is closed.
+type freshH3 func() *http3.Transport
+
+func (f freshH3) RoundTrip(req *http.Request) (*http.Response, error) {
+	tr := f()
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		_ = tr.Close()
+		return nil, err
+	}
+	resp.Body = closeAfter{ReadCloser: resp.Body, tr: tr}
+	return resp, nil
+}
+
+type closeAfter struct {
+	io.ReadCloser
+	tr *http3.Transport
+}
+
+func (c closeAfter) Close() error {
+	err := c.ReadCloser.Close()
+	_ = c.tr.Close()
+	return err
 }

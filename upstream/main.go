@@ -23,10 +23,14 @@ const defaultUploadLimit = 8 << 20
 type config struct {
 	h1c         string
 	tls         string
+	h3          string // UDP address of the HTTP/3 listener; empty: none
 	cert        string
 	key         string
 	uploadLimit int64
 }
+
+// h3Off is the -h3 value that turns the HTTP/3 listener off.
+const h3Off = "off"
 
 func main() {
 	os.Exit(realMain(os.Args[1:], os.Stderr))
@@ -62,6 +66,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&c.h1c, "h1c", "127.0.0.1:9000", "cleartext HTTP/1.1 (keep-alive) listen `address`")
 	fs.StringVar(&c.tls, "tls", "", "TLS listen `address`, HTTP/2 and HTTP/1.1 by ALPN (the direct target); empty: no TLS listener")
+	fs.StringVar(&c.h3, "h3", "", "HTTP/3 (QUIC) UDP listen `address`; default: the -tls address (same port, over UDP) when -tls is set; \""+h3Off+"\": none")
 	fs.StringVar(&c.cert, "cert", "", "PEM certificate chain `file` for -tls (leaf first)")
 	fs.StringVar(&c.key, "key", "", "PEM private key `file` for -tls")
 	fs.Int64Var(&c.uploadLimit, "upload-limit", defaultUploadLimit, "largest /upload body, in `bytes`")
@@ -77,6 +82,14 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if fs.NArg() > 0 {
 		return config{}, fmt.Errorf("unexpected argument %q: every setting is a flag", fs.Arg(0))
 	}
+	// HTTP/3 comes with TLS by default, on the same port over UDP, as a proxy
+	// serves it: the direct target must speak every protocol the proxies do.
+	switch c.h3 {
+	case "":
+		c.h3 = c.tls
+	case h3Off:
+		c.h3 = ""
+	}
 	return c, c.validate()
 }
 
@@ -88,6 +101,9 @@ func (c config) validate() error {
 		if c.cert != "" || c.key != "" {
 			return errors.New("-cert and -key need -tls: give -tls an address or drop them")
 		}
+		if c.h3 != "" {
+			return errors.New("-h3 needs -tls (and its -cert and -key): QUIC is TLS 1.3")
+		}
 	} else {
 		if err := checkAddr("tls", c.tls); err != nil {
 			return err
@@ -97,6 +113,11 @@ func (c config) validate() error {
 		}
 		if c.key == "" {
 			return errors.New("-key is required when -tls is set")
+		}
+		if c.h3 != "" {
+			if err := checkAddr("h3", c.h3); err != nil {
+				return err
+			}
 		}
 	}
 	if c.uploadLimit <= 0 {

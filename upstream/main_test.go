@@ -28,7 +28,14 @@ func TestParseFlags(t *testing.T) {
 	}{
 		{"defaults", nil, config{h1c: "127.0.0.1:9000", uploadLimit: 8388608}, ""},
 		{"all", []string{"-h1c", "127.0.0.1:1", "-tls", "127.0.0.1:2", "-cert", "c.pem", "-key", "k.pem", "-upload-limit", "10"},
-			config{h1c: "127.0.0.1:1", tls: "127.0.0.1:2", cert: "c.pem", key: "k.pem", uploadLimit: 10}, ""},
+			config{h1c: "127.0.0.1:1", tls: "127.0.0.1:2", h3: "127.0.0.1:2", cert: "c.pem", key: "k.pem", uploadLimit: 10}, ""},
+		{"h3 elsewhere", []string{"-tls", "127.0.0.1:2", "-h3", "127.0.0.1:3", "-cert", "c", "-key", "k"},
+			config{h1c: "127.0.0.1:9000", tls: "127.0.0.1:2", h3: "127.0.0.1:3", cert: "c", key: "k", uploadLimit: 8388608}, ""},
+		{"h3 off", []string{"-tls", "127.0.0.1:2", "-h3", "off", "-cert", "c", "-key", "k"},
+			config{h1c: "127.0.0.1:9000", tls: "127.0.0.1:2", cert: "c", key: "k", uploadLimit: 8388608}, ""},
+		{"h3 off without tls", []string{"-h3", "off"}, config{h1c: "127.0.0.1:9000", uploadLimit: 8388608}, ""},
+		{"h3 without tls", []string{"-h3", "127.0.0.1:3"}, config{}, "-h3 needs -tls"},
+		{"bad h3", []string{"-tls", "127.0.0.1:2", "-h3", "8443", "-cert", "c", "-key", "k"}, config{}, `-h3 "8443": want host:port`},
 		{"tls without cert", []string{"-tls", "127.0.0.1:8440", "-key", "k"}, config{}, "-cert is required when -tls is set"},
 		{"tls without key", []string{"-tls", "127.0.0.1:8440", "-cert", "c"}, config{}, "-key is required when -tls is set"},
 		{"cert without tls", []string{"-cert", "c", "-key", "k"}, config{}, "-cert and -key need -tls"},
@@ -67,7 +74,7 @@ func TestHelp(t *testing.T) {
 	if _, err := parseFlags([]string{"-h"}, &out); !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("err = %v, want flag.ErrHelp", err)
 	}
-	for _, name := range []string{"-h1c", "-tls", "-cert", "-key", "-upload-limit"} {
+	for _, name := range []string{"-h1c", "-tls", "-h3", "-cert", "-key", "-upload-limit"} {
 		if !strings.Contains(out.String(), name) {
 			t.Errorf("help does not mention %s:\n%s", name, out.String())
 		}
@@ -82,6 +89,12 @@ func TestStartErrors(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = held.Close() })
 	busy := held.Addr().String()
+	heldUDP, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = heldUDP.Close() })
+	busyUDP := heldUDP.LocalAddr().String()
 	tc := newTestCert(t)
 
 	tests := []struct {
@@ -93,6 +106,8 @@ func TestStartErrors(t *testing.T) {
 			[]string{"-h1c " + busy + " is already in use", "make down"}},
 		{"tls in use", config{h1c: "127.0.0.1:0", tls: busy, cert: tc.certFile, key: tc.keyFile, uploadLimit: 1},
 			[]string{"-tls " + busy + " is already in use", "make down"}},
+		{"h3 in use", config{h1c: "127.0.0.1:0", tls: "127.0.0.1:0", h3: busyUDP, cert: tc.certFile, key: tc.keyFile, uploadLimit: 1},
+			[]string{"-h3 " + busyUDP + " (UDP) is already in use", "make down"}},
 		{"missing cert", config{h1c: "127.0.0.1:0", tls: "127.0.0.1:0", cert: "/nonexistent/c.pem", key: tc.keyFile, uploadLimit: 1},
 			[]string{"-cert /nonexistent/c.pem", "no such file"}},
 		{"key is not a key", config{h1c: "127.0.0.1:0", tls: "127.0.0.1:0", cert: tc.certFile, key: tc.certFile, uploadLimit: 1},
@@ -166,6 +181,49 @@ func TestShutdownFinishesInFlight(t *testing.T) {
 	}
 }
 
+// TestShutdownH3: over HTTP/3 too, a stop lets a request under way run to its
+// end, and new QUIC connections find nobody.
+func TestShutdownH3(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	c := s.client(t, protoH3, true)
+	resp, err := c.Get(s.url(protoH3, "/sse?count=3&interval_ms=200"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	if _, err := readEvent(r); err != nil {
+		t.Fatal(err)
+	}
+
+	stopped := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		stopped <- s.in.shutdown(ctx)
+	}()
+	for i := 1; i < 3; i++ {
+		ev, err := readEvent(r)
+		if err != nil || ev.Seq != i {
+			t.Fatalf("event %d during shutdown: %+v, %v", i, ev, err)
+		}
+	}
+	if _, err := readEvent(r); err != io.EOF {
+		t.Errorf("after the last event: %v, want a clean end", err)
+	}
+	if err := <-stopped; err != nil {
+		t.Errorf("shutdown: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.url(protoH3, "/healthz"), nil)
+	if resp, err := s.client(t, protoH3, false).Do(req); err == nil {
+		resp.Body.Close()
+		t.Error("a new QUIC connection was answered after shutdown")
+	}
+}
+
 // TestSignalStop runs the real main in a child process: it reports its
 // addresses, serves, and on SIGTERM or SIGINT finishes the request in flight
 // and exits 0.
@@ -187,17 +245,20 @@ func TestSignalStop(t *testing.T) {
 			t.Cleanup(func() { _ = cmd.Process.Kill() })
 
 			lines := bufio.NewScanner(stderr)
-			listening := regexp.MustCompile(`(h1c|tls) listening on (\S+)`)
+			listening := regexp.MustCompile(`(h1c|tls|h3) listening on (\S+)`)
 			addrs := map[string]string{}
 			var log strings.Builder
-			for len(addrs) < 2 && lines.Scan() {
+			for len(addrs) < 3 && lines.Scan() {
 				log.WriteString(lines.Text() + "\n")
 				if m := listening.FindStringSubmatch(lines.Text()); m != nil {
 					addrs[m[1]] = m[2]
 				}
 			}
-			if len(addrs) < 2 {
+			if len(addrs) < 3 {
 				t.Fatalf("no listening lines on stderr:\n%s", log.String())
+			}
+			if addrs["h3"] != addrs["tls"] {
+				t.Errorf("h3 listens on %s, want the TLS port (%s) over UDP", addrs["h3"], addrs["tls"])
 			}
 
 			resp, err := http.Get("http://" + addrs["h1c"] + "/sse?count=2&interval_ms=300")
@@ -246,6 +307,7 @@ func TestExitCodes(t *testing.T) {
 	}{
 		{"bad flag", []string{"-upload-limit", "x"}, 2, "-upload-limit"},
 		{"tls without cert", []string{"-tls", "127.0.0.1:0"}, 2, "-cert"},
+		{"h3 without tls", []string{"-h3", "127.0.0.1:0"}, 2, "-h3 needs -tls"},
 		{"port in use", []string{"-h1c", held.Addr().String()}, 1, held.Addr().String() + " is already in use: stop whatever holds it or run `make down`"},
 		{"help", []string{"-h"}, 0, "-upload-limit"},
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/gorilla/websocket"
 )
 
-// server is the handler shared by both listeners. What it serves is built
+// server is the handler shared by every listener (h1c, tls, h3). What it serves is built
 // once, at start, so that requests only copy bytes.
 type server struct {
 	uploadLimit int64
@@ -35,8 +35,10 @@ func newServer(uploadLimit int64) *server {
 type instance struct {
 	srv     *server
 	http    *http.Server
+	h3      *h3Listener // nil without -h3
 	h1cAddr net.Addr
 	tlsAddr net.Addr // nil without -tls
+	h3Addr  net.Addr // nil without -h3
 	// errc receives the error of a listener that stopped serving for a
 	// reason other than a shutdown.
 	errc chan error
@@ -62,8 +64,10 @@ func start(cfg config, logger *log.Logger) (*instance, error) {
 	}
 	hs.RegisterOnShutdown(s.ws.goingAway)
 
+	var cert tls.Certificate
 	if cfg.tls != "" {
-		cert, err := tls.LoadX509KeyPair(cfg.cert, cfg.key)
+		var err error
+		cert, err = tls.LoadX509KeyPair(cfg.cert, cfg.key)
 		if err != nil {
 			return nil, fmt.Errorf("loading -cert %s and -key %s: %w", cfg.cert, cfg.key, err)
 		}
@@ -87,13 +91,33 @@ func start(cfg config, logger *log.Logger) (*instance, error) {
 		}
 	}
 
-	in := &instance{srv: s, http: hs, h1cAddr: h1cLn.Addr(), errc: make(chan error, 2)}
+	var h3 *h3Listener
+	if cfg.h3 != "" {
+		addr := cfg.h3
+		if addr == cfg.tls {
+			// the port the TLS listener got, when -tls asked for port 0
+			addr = tlsLn.Addr().String()
+		}
+		h3, err = listenH3(addr, cert, s, &s.conns.h3)
+		if err != nil {
+			_ = h1cLn.Close()
+			_ = tlsLn.Close()
+			return nil, err
+		}
+	}
+
+	in := &instance{srv: s, http: hs, h3: h3, h1cAddr: h1cLn.Addr(), errc: make(chan error, 3)}
 	go in.serve("h1c", cfg.h1c, func() error { return hs.Serve(h1cLn) })
 	logger.Printf("h1c listening on %s (HTTP/1.1)", in.h1cAddr)
 	if tlsLn != nil {
 		in.tlsAddr = tlsLn.Addr()
 		go in.serve("tls", cfg.tls, func() error { return hs.ServeTLS(tlsLn, "", "") })
 		logger.Printf("tls listening on %s (ALPN h2, http/1.1)", in.tlsAddr)
+	}
+	if h3 != nil {
+		in.h3Addr = h3.addr()
+		go in.serve("h3", cfg.h3, h3.serve)
+		logger.Printf("h3 listening on %s (UDP, QUIC, ALPN h3)", in.h3Addr)
 	}
 	return in, nil
 }
@@ -107,11 +131,23 @@ func (in *instance) serve(flagName, addr string, serve func() error) {
 // shutdown closes the listeners and waits, up to ctx, for in-flight requests;
 // WebSockets are told the server is going away.
 func (in *instance) shutdown(ctx context.Context) error {
-	return in.http.Shutdown(ctx)
+	h3done := make(chan error, 1)
+	go func() {
+		if in.h3 == nil {
+			h3done <- nil
+			return
+		}
+		h3done <- in.h3.shutdown(ctx)
+	}()
+	err := in.http.Shutdown(ctx)
+	return errors.Join(err, <-h3done)
 }
 
 // close drops every connection, WebSockets included.
 func (in *instance) close() {
 	_ = in.http.Close()
+	if in.h3 != nil {
+		in.h3.close()
+	}
 	in.srv.ws.closeAll()
 }

@@ -34,7 +34,7 @@ func TestStream(t *testing.T) {
 				if resp.ContentLength != -1 || resp.Header.Get("Content-Length") != "" {
 					t.Errorf("Content-Length is set (%d), want none", resp.ContentLength)
 				}
-				if p != protoH2 && (len(resp.TransferEncoding) != 1 || resp.TransferEncoding[0] != "chunked") {
+				if (p == protoH1 || p == protoH1C) && (len(resp.TransferEncoding) != 1 || resp.TransferEncoding[0] != "chunked") {
 					t.Errorf("Transfer-Encoding = %v, want chunked", resp.TransferEncoding)
 				}
 				want := bytes.Repeat(pattern(tt.chunkBytes), tt.chunks)

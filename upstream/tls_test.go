@@ -63,7 +63,7 @@ func TestProtoPerClient(t *testing.T) {
 			if resp.Proto != p.wantProto() {
 				t.Errorf("proto = %s, want %s", resp.Proto, p.wantProto())
 			}
-			wantALPN := map[proto]string{protoH1: "http/1.1", protoH2: "h2"}[p]
+			wantALPN := map[proto]string{protoH1: "http/1.1", protoH2: "h2", protoH3: "h3"}[p]
 			if p == protoH1C {
 				if resp.TLS != nil {
 					t.Error("cleartext listener answered over TLS")

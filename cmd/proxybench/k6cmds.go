@@ -68,9 +68,13 @@ func runningTargets(s *stack.Stack, spec string) ([]string, error) {
 	}
 	var up, down []string
 	for _, n := range names {
-		if r, ok := st.Targets[n]; ok && r.Alive() {
+		switch r, ok := st.Targets[n]; {
+		case ok && r.Alive():
 			up = append(up, n)
-		} else {
+		case st.Missing[n] != "":
+			// An optional target that is not installed still gets its row: "not installed".
+			up = append(up, n)
+		default:
 			down = append(down, n)
 		}
 	}
@@ -106,8 +110,31 @@ func cellsFor(scenario, proto string) ([]cell, error) {
 	return []cell{{scenario: scenario, protos: protos}}, nil
 }
 
+// served is what the stack's state says of each target: the protocols it serves (state.json
+// `protocols`: its definition's, each verified by a probe at start), or why it is missing.
+type served struct {
+	protocols map[string][]string
+	missing   map[string]string
+}
+
+func servedProtocols(s *stack.Stack) (served, error) {
+	st, err := s.LoadState()
+	if err != nil {
+		return served{}, err
+	}
+	sv := served{protocols: map[string][]string{}, missing: st.Missing}
+	for n, r := range st.Targets {
+		for _, p := range r.Protocols {
+			sv.protocols[n] = append(sv.protocols[n], string(p))
+		}
+	}
+	return sv, nil
+}
+
 // runCells runs each cell against each target and prints its table; it returns every result.
-func runCells(ctx context.Context, r *runner.Runner, testid string, cells []cell, targets []string) []*runner.Result {
+// A cell needing a protocol its target does not serve (h3 on nginx 1.22) is not run: it is
+// recorded as skipped ("no h3") and shown as such, never left out of the table.
+func runCells(ctx context.Context, r *runner.Runner, testid string, cells []cell, targets []string, sv served) []*runner.Result {
 	var all []*runner.Result
 	for _, c := range cells {
 		var results []*runner.Result
@@ -120,8 +147,18 @@ func runCells(ctx context.Context, r *runner.Runner, testid string, cells []cell
 				if ctx.Err() != nil {
 					return all
 				}
+				job := runner.Job{Scenario: c.scenario, Target: t, Proto: p}
+				if how := sv.missing[t]; how != "" {
+					results = append(results, r.SkipMissing(testid, job, how))
+					continue
+				}
+				if need := runner.Requires(job); !slices.Contains(sv.protocols[t], need) {
+					fmt.Fprintf(os.Stderr, "\n>>> %s %s %s: not run, %s does not serve %s\n", c.scenario, p, t, t, need)
+					results = append(results, r.Skip(testid, job, sv.protocols[t]))
+					continue
+				}
 				fmt.Fprintf(os.Stderr, "\n>>> %s %s %s (testid %s)\n", c.scenario, p, t, testid)
-				results = append(results, r.Run(ctx, testid, runner.Job{Scenario: c.scenario, Target: t, Proto: p}))
+				results = append(results, r.Run(ctx, testid, job))
 			}
 		}
 		runner.PrintTable(os.Stdout, fmt.Sprintf("%s  (profile %s, testid %s)", c.scenario, r.Profile, testid), results)
@@ -130,25 +167,37 @@ func runCells(ctx context.Context, r *runner.Runner, testid string, cells []cell
 	return all
 }
 
-// invalidErr turns invalid cells into the command's failure, after the tables are out.
+// invalidErr turns invalid cells into the command's failure, after the tables are out. Skipped
+// cells (a protocol the target does not serve) are neither valid nor invalid: they are counted
+// apart.
 func invalidErr(results []*runner.Result, dir string) error {
-	bad := 0
+	bad, skipped := 0, 0
 	for _, r := range results {
-		if !r.Valid || r.Err != "" {
+		switch {
+		case r.Err != "":
+			bad++
+		case r.Skipped != "":
+			skipped++
+		case !r.Valid:
 			bad++
 		}
 	}
-	if bad > 0 {
-		return fmt.Errorf("%d of %d cells invalid (see the tables above; results in %s)", bad, len(results), dir)
+	run := len(results) - skipped
+	notRun := ""
+	if skipped > 0 {
+		notRun = fmt.Sprintf("; %d not run: their target does not serve the protocol or is not installed", skipped)
 	}
-	fmt.Printf("\nall %d cells valid; results in %s\n", len(results), dir)
+	if bad > 0 {
+		return fmt.Errorf("%d of %d cells invalid%s (see the tables above; results in %s)", bad, run, notRun, dir)
+	}
+	fmt.Printf("\nall %d cells valid%s; results in %s\n", run, notRun, dir)
 	return nil
 }
 
 func cmdK6(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("k6", flag.ContinueOnError)
 	scenario := fs.String("scenario", os.Getenv("SCENARIO"), "scenario: a file of scenarios/ without .js")
-	proto := fs.String("proto", os.Getenv("PROTO"), "probes only: h1, h1c or h2 (default: each)")
+	proto := fs.String("proto", os.Getenv("PROTO"), "probes only: h1, h1c, h2 or h3 (default: each the probe runs over)")
 	f, err := parseRunFlags(fs, args)
 	if err != nil {
 		return err
@@ -171,8 +220,12 @@ func cmdK6(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	sv, err := servedProtocols(s)
+	if err != nil {
+		return err
+	}
 	r := newRunner(s, f)
-	results := runCells(ctx, r, f.testid, cells, targets)
+	results := runCells(ctx, r, f.testid, cells, targets, sv)
 	return invalidErr(results, filepath.Join(r.ResultsDir, f.testid))
 }
 
@@ -205,9 +258,13 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	for _, p := range runner.Probes {
 		cells = append(cells, cell{scenario: p.Scenario, protos: p.Protos})
 	}
+	sv, err := servedProtocols(s)
+	if err != nil {
+		return err
+	}
 	t0 := time.Now()
 	r := newRunner(s, f)
-	results := runCells(ctx, r, f.testid, cells, names)
+	results := runCells(ctx, r, f.testid, cells, names, sv)
 	fmt.Fprintf(os.Stderr, "\nbench: %d cells in %v\n", len(results), time.Since(t0).Round(time.Second))
 	printTables(results, f.profile, f.testid)
 	return invalidErr(results, filepath.Join(r.ResultsDir, f.testid))

@@ -5,7 +5,7 @@
 //	proxybench up     [-targets all]
 //	proxybench down
 //	proxybench status
-//	proxybench k6     -scenario NAME [-targets all] [-proto h1|h1c|h2] [-testid ID] [-- k6 flags]
+//	proxybench k6     -scenario NAME [-targets all] [-proto h1|h1c|h2|h3] [-testid ID] [-- k6 flags]
 //	proxybench bench  [-targets all] [-testid ID] [-- k6 flags]
 //	proxybench table  results/ID
 package main
@@ -30,6 +30,7 @@ var commands = map[string]func(ctx context.Context, args []string) error{
 	"k6":     cmdK6,
 	"bench":  cmdBench,
 	"table":  cmdTable,
+	"report": cmdReport, "compare": cmdCompare, // reportcmds.go
 }
 
 func main() {

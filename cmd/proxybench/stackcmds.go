@@ -33,7 +33,7 @@ func cmdSetup(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.Install(ctx, defs); err != nil {
+	if _, err := s.Install(ctx, defs); err != nil {
 		return err
 	}
 	_, err = stack.EnsureCerts(filepath.Join(s.RunDir, "certs"), s.Config.Hostname)

@@ -74,9 +74,8 @@ func (mi *ModuleInstance) do(call, method string, url sobek.Value, body any, par
 // pool, for k6's httpext functions, which send through state.Transport. It is
 // a copy per call, so the cookie jar and the tags are the current ones.
 func (mi *ModuleInstance) requestState(ctx context.Context, state *lib.State) *lib.State {
-	mi.pool.used(ctx)
 	st := *state
-	st.Transport = &roundTripper{pool: mi.pool, state: state, iter: ctx}
+	st.Transport = mi.RoundTripper(ctx, state)
 	return &st
 }
 

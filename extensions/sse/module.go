@@ -8,6 +8,8 @@ import (
 
 	"go.k6.io/k6/v2/js/common"
 	"go.k6.io/k6/v2/js/modules"
+
+	"github.com/proxybench/proxybench/extensions/http3"
 )
 
 type (
@@ -19,6 +21,10 @@ type (
 	ModuleInstance struct {
 		vu      modules.VU
 		metrics *instanceMetrics
+		// h3 is the VU's own k6/x/http3 instance, whose QUIC connections carry the
+		// calls made with the http3 param. It is made with the VU, as k6 makes
+		// module instances, so that its connections close when the VU is done.
+		h3 *http3.ModuleInstance
 	}
 )
 
@@ -39,7 +45,11 @@ func (*RootModule) NewModuleInstance(vu modules.VU) modules.Instance {
 	if err != nil {
 		common.Throw(vu.Runtime(), fmt.Errorf("failed to register k6/x/sse metrics: %w", err))
 	}
-	return &ModuleInstance{vu: vu, metrics: m}
+	h3, ok := http3.New().NewModuleInstance(vu).(*http3.ModuleInstance)
+	if !ok {
+		common.Throw(vu.Runtime(), fmt.Errorf("k6/x/sse: k6/x/http3 gave no *http3.ModuleInstance"))
+	}
+	return &ModuleInstance{vu: vu, metrics: m, h3: h3}
 }
 
 // Exports implements the modules.Instance interface and returns the exports

@@ -25,6 +25,7 @@ type request struct {
 	fn        string // "get" or "stream", for error messages
 	mode      mode
 	maxEvents int
+	http3     bool // over HTTP/3, on the VU's k6/x/http3 connections
 	preq      *httpext.ParsedHTTPRequest
 }
 
@@ -74,10 +75,18 @@ func (mi *ModuleInstance) call(fn string, m mode, url, params sobek.Value) (sobe
 // error codes and applies rps, redirects, cookies and http-debug as for
 // k6/http. The only change is the transport: a copy of the VU state whose
 // Transport wraps the VU's state.Transport to timestamp the body as it is read.
+//
+// With the http3 param the tapped transport is the VU's k6/x/http3 one instead: the same QUIC
+// connections, reuse options, resolver and timings as http3.get(), so the response is
+// proto HTTP/3.0 and everything else (samples, tags, errors) is as over h1 and h2.
 func (mi *ModuleInstance) do(ctx context.Context, state *lib.State, req *request) (*Result, error) {
 	rec := newRecorder(req.mode, req.maxEvents)
+	next := state.Transport
+	if req.http3 {
+		next = mi.h3.RoundTripper(ctx, state)
+	}
 	tapped := *state
-	tapped.Transport = &tapTransport{next: state.Transport, rec: rec}
+	tapped.Transport = &tapTransport{next: next, rec: rec}
 
 	tags := req.preq.TagsAndMeta.Clone() // the trends get the VU's tags and params.tags only
 	setDefaultName(req.preq, state.Options.SystemTags)
@@ -144,6 +153,9 @@ func parseRequest(
 			return req, err
 		}
 	}
+	if req.http3 && u.GetURL().Scheme != "https" {
+		return req, fmt.Errorf("sse.%s() http3: true needs an https:// URL (QUIC is TLS), got %q", fn, u.Clean())
+	}
 
 	if req.preq.ActiveJar != nil {
 		httpext.SetRequestCookies(req.preq.Req, req.preq.ActiveJar, req.preq.Cookies)
@@ -182,6 +194,15 @@ func (req *request) applyParams(rt *sobek.Runtime, obj *sobek.Object) error {
 				return fmt.Errorf("sse.%s() timeout must be positive, got %s", req.fn, t)
 			}
 			req.preq.Timeout = t
+		case "http3":
+			if common.IsNullish(v) {
+				continue
+			}
+			b, ok := v.Export().(bool)
+			if !ok {
+				return fmt.Errorf("sse.%s() http3 must be true or false, got %s", req.fn, v.String())
+			}
+			req.http3 = b
 		case "maxEvents":
 			if req.mode != modeEvents {
 				return fmt.Errorf("sse.%s() doesn't accept maxEvents, only sse.get() does", req.fn)

@@ -4,8 +4,9 @@
 # it. So this script downloads nothing. Given a release binary in GODOXY_BIN
 # (or a `godoxy` on PATH), it links
 #   $PROXYBENCH_CACHE/bin/godoxy-release -> that binary
-#   $PROXYBENCH_CACHE/bin/godoxy         -> godoxy-run.sh (this folder)
-# The stack starts `godoxy`, the wrapper, because GoDoxy has no flags and
+#   $PROXYBENCH_CACHE/bin/proxybench-godoxy -> godoxy-run.sh (this folder)
+# The stack starts `proxybench-godoxy`, the wrapper (named apart so that a bare `godoxy` on PATH
+# is never started without its configuration), because GoDoxy has no flags and
 # reads its configuration from fixed paths under its working directory
 # (see godoxy-run.sh).
 set -euo pipefail
@@ -16,8 +17,7 @@ bindir="$PROXYBENCH_CACHE/bin"
 
 real="${GODOXY_BIN:-}"
 if [ -z "$real" ]; then
-  # a godoxy on PATH that is not our own wrapper
-  candidate="$(PATH="$(printf '%s' "$PATH" | tr ':' '\n' | grep -vxF "$bindir" | paste -sd:)" command -v godoxy || true)"
+  candidate="$(command -v godoxy || true)"
   if [ -n "$candidate" ]; then
     real="$candidate"
   elif [ -x "$bindir/godoxy-release" ]; then
@@ -36,5 +36,5 @@ fi
 
 mkdir -p "$bindir"
 ln -sfn "$(readlink -f "$real")" "$bindir/godoxy-release"
-ln -sfn "$PWD/godoxy-run.sh" "$bindir/godoxy"
-"$bindir/godoxy" --version
+ln -sfn "$PWD/godoxy-run.sh" "$bindir/proxybench-godoxy"
+"$bindir/proxybench-godoxy" --version

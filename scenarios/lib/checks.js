@@ -2,7 +2,7 @@
 // fails any of them fails a check, and a failed check makes the run invalid (thresholds in
 // options.js, verdict in summary.js).
 import { check } from 'k6';
-import http from 'k6/http';
+import { client } from './client.js';
 import { badResponses, newConnections, reusedConnRequests, wrongProto } from './metrics.js';
 
 // The upstream's / body (DESIGN.md, "Upstream routes").
@@ -55,13 +55,24 @@ export function bodyText(body) {
   return String.fromCharCode.apply(null, new Uint8Array(body));
 }
 
+// opened tells whether a request opened the connection it went over: k6 timed a connect (and a
+// TLS handshake, over TLS) for it. Over QUIC the handshake is the connection: k6/x/http3 times
+// the QUIC handshake as tls_handshaking (and the UDP socket's opening, a few µs, as connecting),
+// on the request that dialled only, so tls_handshaking > 0 is the proof.
+export function opened(res, cfg) {
+  const t = res.timings;
+  if (cfg.proto.quic) {
+    return t.tls_handshaking > 0;
+  }
+  return t.connecting > 0 && (!cfg.proto.tls || t.tls_handshaking > 0);
+}
+
 // countConnection records whether a response came over a connection it opened itself.
 export function countConnection(res, cfg) {
   if (!res.status) {
     return; // failed before a response: http_req_failed already counts it
   }
-  const t = res.timings;
-  if (t.connecting > 0 && (!cfg.proto.tls || t.tls_handshaking > 0)) {
+  if (opened(res, cfg)) {
     newConnections.add(1);
   } else if (cfg.mode === 'fresh') {
     reusedConnRequests.add(1);
@@ -117,6 +128,8 @@ export function explainProto(cfg, got) {
     why = 'GODEBUG=http2client=0 is set, which keeps k6 from negotiating h2: unset it';
   } else if (want === 'HTTP/2.0') {
     why = `the target did not accept h2 by ALPN on ${cfg.origin}`;
+  } else if (want === 'HTTP/3.0') {
+    why = 'k6/x/http3 speaks HTTP/3 only: this is a bug in the client, not a property of the target';
   } else {
     why = 'the target answered over an unexpected protocol';
   }
@@ -136,7 +149,7 @@ export function probeTarget(
   { method = 'GET', path = cfg.route, body = null, params = {}, expectBytes, verify, anyProto = false } = {},
 ) {
   const url = cfg.origin + path;
-  const res = http.request(method, url, body, {
+  const res = client(cfg).request(method, url, body, {
     responseType: 'binary',
     timeout: '10s',
     ...params,
@@ -149,6 +162,11 @@ export function probeTarget(
       hint =
         'the certificate was not verified: point SSL_CERT_FILE at the proxybench CA ' +
         '(make k6 does); certificates are verified, never skipped';
+    } else if (cfg.proto.quic) {
+      // QUIC gets no refusal from a closed UDP port: the handshake just times out (1211)
+      hint =
+        `nothing answered QUIC on UDP port ${t.tlsPort}: is the stack up, and does "${t.name}" serve ` +
+        'h3? (make status says "no h3" for a target that does not; make k6 shows such a cell as "no h3")';
     }
     throw new Error(`cannot reach target "${t.name}" at ${url} (connecting to ${t.address}): ${res.error}; ${hint}`);
   }

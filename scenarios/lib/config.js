@@ -70,7 +70,7 @@ export function loadConfig({
   mode,
   proto,
   route,
-  protos = ['h1', 'h1c', 'h2'],
+  protos = ['h1', 'h1c', 'h2', 'h3'],
   defaultProto = 'h2',
   websocket = false,
   protoNote = '',

@@ -5,8 +5,8 @@ import { hosts } from './targets.js';
 
 export const TREND_STATS = ['avg', 'min', 'med', 'max', 'p(90)', 'p(95)', 'p(99)', 'count'];
 
-// The protocols k6/http can report in the proto tag.
-export const PROTO_TAGS = ['HTTP/1.0', 'HTTP/1.1', 'HTTP/2.0'];
+// The protocols k6/http (and k6/x/http3) can report in the proto tag.
+export const PROTO_TAGS = ['HTTP/1.0', 'HTTP/1.1', 'HTTP/2.0', 'HTTP/3.0'];
 
 // Why a load scenario's response failed its check (checks.js checkRoot).
 export const BAD_WHY = ['status', 'size', 'proto'];
@@ -73,7 +73,7 @@ function base(cfg) {
 }
 
 // reusedOptions: a warm-up (excluded), then C VUs for DURATION, each on its own keep-alive
-// connection; for h2 each VU's connection carries S concurrent streams (one http.batch).
+// connection; for h2 and h3 each VU's connection carries S concurrent streams (one batch).
 export function reusedOptions(cfg) {
   const o = base(cfg);
   const vus = cfg.connections;
@@ -97,8 +97,8 @@ export function reusedOptions(cfg) {
     tags: { route: cfg.route },
   };
   o.scenarios = scenarios;
-  if (cfg.proto.name === 'h2') {
-    // k6 defaults to 6 parallel requests per host and 20 per batch
+  if (cfg.proto.mux) {
+    // k6 defaults to 6 parallel requests per host and 20 per batch (k6/x/http3 applies the same)
     o.batch = cfg.streams;
     o.batchPerHost = cfg.streams;
   }

@@ -201,7 +201,7 @@ function configOf(cfg) {
   const c = { target_origin: cfg.origin, address: cfg.target.address };
   if (cfg.mode === 'reused') {
     c.connections = cfg.connections;
-    if (cfg.proto.name === 'h2') c.streams = cfg.streams;
+    if (cfg.proto.mux) c.streams = cfg.streams;
     c.duration = cfg.duration;
     c.warmup = cfg.warmup;
   } else if (cfg.mode === 'fresh') {

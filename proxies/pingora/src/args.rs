@@ -129,8 +129,17 @@ mod tests {
     }
 
     const FULL: &[&str] = &[
-        "--conf", "/run/p.yaml", "--tls", "127.0.0.1:8446", "--h1c=127.0.0.1:8087",
-        "--cert", "/c.pem", "--key", "/k.pem", "--upstream", "127.0.0.1:9000",
+        "--conf",
+        "/run/p.yaml",
+        "--tls",
+        "127.0.0.1:8446",
+        "--h1c=127.0.0.1:8087",
+        "--cert",
+        "/c.pem",
+        "--key",
+        "/k.pem",
+        "--upstream",
+        "127.0.0.1:9000",
     ];
 
     #[test]
@@ -152,7 +161,10 @@ mod tests {
     #[test]
     fn version_and_help_win() {
         assert_eq!(parse(strings(&["--version"])).unwrap(), Command::Version);
-        assert_eq!(parse(strings(&["--tls", "x", "-h"])).unwrap(), Command::Help);
+        assert_eq!(
+            parse(strings(&["--tls", "x", "-h"])).unwrap(),
+            Command::Help
+        );
     }
 
     #[test]
@@ -164,10 +176,14 @@ mod tests {
             (&["--conf", "a"], "--tls is required"),
         ];
         for (args, want) in cases {
-            assert_eq!(parse(strings(args)).unwrap_err().to_string(), *want, "{args:?}");
+            assert_eq!(
+                parse(strings(args)).unwrap_err().to_string(),
+                *want,
+                "{args:?}"
+            );
         }
         let mut bad = strings(FULL);
-        bad[9] = "localhost:9000".into();
+        *bad.last_mut().unwrap() = "localhost:9000".into(); // the --upstream value
         assert_eq!(
             parse(bad).unwrap_err().to_string(),
             "--upstream \"localhost:9000\" is not an IP:PORT address"
@@ -181,6 +197,9 @@ mod tests {
         assert_eq!(locked_version(lock, "pingora"), Some("0.9.1"));
         assert_eq!(locked_version(lock, "tokio"), None);
         let ours = include_str!("../Cargo.lock");
-        assert!(locked_version(ours, "pingora").is_some(), "Cargo.lock has no pingora");
+        assert!(
+            locked_version(ours, "pingora").is_some(),
+            "Cargo.lock has no pingora"
+        );
     }
 }

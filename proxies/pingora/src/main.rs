@@ -75,7 +75,12 @@ fn run(cfg: Config) -> ! {
     let mut server = Server::new_with_opt_and_conf(None::<Opt>, conf);
     server.bootstrap();
 
-    let mut proxy = http_proxy_service(&server.configuration, Bench { peer: upstream_peer(&cfg) });
+    let mut proxy = http_proxy_service(
+        &server.configuration,
+        Bench {
+            peer: upstream_peer(&cfg),
+        },
+    );
     if let Some(app) = proxy.app_logic_mut() {
         let mut h2 = H2Options::new();
         h2.max_concurrent_streams(H2_MAX_CONCURRENT_STREAMS);
@@ -84,8 +89,12 @@ fn run(cfg: Config) -> ! {
     }
 
     // Mozilla "intermediate": TLS 1.2 and 1.3; ALPN h2 preferred, http/1.1 allowed
-    let mut tls = TlsSettings::intermediate(&cfg.cert, &cfg.key)
-        .unwrap_or_else(|e| fail(format!("load certificate {} and key {}: {e}", cfg.cert, cfg.key)));
+    let mut tls = TlsSettings::intermediate(&cfg.cert, &cfg.key).unwrap_or_else(|e| {
+        fail(format!(
+            "load certificate {} and key {}: {e}",
+            cfg.cert, cfg.key
+        ))
+    });
     tls.enable_h2();
     proxy.add_tls_with_settings(&cfg.tls.to_string(), None, tls);
     proxy.add_tcp(&cfg.h1c.to_string());
@@ -98,7 +107,9 @@ fn version() -> String {
     let lock = include_str!("../Cargo.lock");
     // SAFETY: OpenSSL_version returns a pointer to a static NUL-terminated string
     let ssl = unsafe {
-        CStr::from_ptr(pingora::tls::ssl_sys::OpenSSL_version(pingora::tls::ssl_sys::OPENSSL_VERSION))
+        CStr::from_ptr(pingora::tls::ssl_sys::OpenSSL_version(
+            pingora::tls::ssl_sys::OPENSSL_VERSION,
+        ))
     };
     format!(
         "pingora {} (proxybench-pingora {}, {})",

@@ -1,0 +1,292 @@
+package observe
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Dashboards are tested without Grafana (which can't be installed here): this file checks that
+// every dashboard is a valid Grafana model wired to the provisioned data source; the
+// end-to-end test runs every query against a real InfluxDB.
+
+var root = func() string {
+	abs, err := filepath.Abs("..")
+	if err != nil {
+		panic(err)
+	}
+	return abs
+}()
+
+type dashboardModel struct {
+	file          string
+	UID           string  `json:"uid"`
+	Title         string  `json:"title"`
+	SchemaVersion int     `json:"schemaVersion"`
+	Panels        []panel `json:"panels"`
+	Templating    struct {
+		List []variable `json:"list"`
+	} `json:"templating"`
+}
+
+type dsRef struct {
+	Type string `json:"type"`
+	UID  string `json:"uid"`
+}
+
+type panel struct {
+	ID         int     `json:"id"`
+	Type       string  `json:"type"`
+	Title      string  `json:"title"`
+	Datasource *dsRef  `json:"datasource"`
+	GridPos    gridPos `json:"gridPos"`
+	Targets    []struct {
+		RefID        string `json:"refId"`
+		Datasource   *dsRef `json:"datasource"`
+		Query        string `json:"query"`
+		RawQuery     bool   `json:"rawQuery"`
+		ResultFormat string `json:"resultFormat"`
+	} `json:"targets"`
+	Panels []panel `json:"panels"` // rows
+}
+
+type gridPos struct{ X, Y, W, H int }
+
+type variable struct {
+	Name       string `json:"name"`
+	Type       string `json:"type"`
+	Datasource *dsRef `json:"datasource"`
+	Query      string `json:"query"`
+	Multi      bool   `json:"multi"`
+	IncludeAll bool   `json:"includeAll"`
+}
+
+// builtins are the variables Grafana's InfluxDB data source provides itself.
+var builtins = []string{"timeFilter", "__interval", "__interval_ms"}
+
+func loadDashboards(t *testing.T) []dashboardModel {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(root, "dashboards", "definitions", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no dashboards in dashboards/definitions: %v", err)
+	}
+	var out []dashboardModel
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d dashboardModel
+		if err := json.Unmarshal(data, &d); err != nil {
+			t.Fatalf("%s: not JSON: %v", f, err)
+		}
+		d.file = filepath.Base(f)
+		out = append(out, d)
+	}
+	return out
+}
+
+func readYAML(t *testing.T, path string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := parseYAML(string(data))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		t.Fatalf("%s: not a map", path)
+	}
+	return m
+}
+
+// provisionedUIDs reads dashboards/provisioning/datasources/*.yaml: uid → type.
+func provisionedUIDs(t *testing.T) map[string]string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(root, "dashboards", "provisioning", "datasources", "*.yaml"))
+	if len(files) == 0 {
+		t.Fatal("no data source provisioning file")
+	}
+	uids := map[string]string{}
+	for _, f := range files {
+		doc := readYAML(t, f)
+		if doc["apiVersion"] != 1 {
+			t.Errorf("%s: apiVersion %v, want 1", f, doc["apiVersion"])
+		}
+		list, _ := doc["datasources"].([]any)
+		if len(list) == 0 {
+			t.Errorf("%s: no datasources", f)
+		}
+		for _, item := range list {
+			ds, _ := item.(map[string]any)
+			uid, _ := ds["uid"].(string)
+			typ, _ := ds["type"].(string)
+			if uid == "" || typ == "" || ds["name"] == nil || ds["url"] == nil {
+				t.Errorf("%s: a data source needs name, type, uid and url: %v", f, ds)
+				continue
+			}
+			if _, dup := uids[uid]; dup {
+				t.Errorf("%s: uid %s defined twice", f, uid)
+			}
+			uids[uid] = typ
+			if typ == "influxdb" {
+				jd, _ := ds["jsonData"].(map[string]any)
+				if jd["dbName"] != DefaultBucket {
+					t.Errorf("%s: %s reads database %v, the k6 output writes %q", f, uid, jd["dbName"], DefaultBucket)
+				}
+			}
+		}
+	}
+	return uids
+}
+
+func TestProvisioningDashboardsProvider(t *testing.T) {
+	t.Parallel()
+	files, _ := filepath.Glob(filepath.Join(root, "dashboards", "provisioning", "dashboards", "*.yaml"))
+	if len(files) == 0 {
+		t.Fatal("no dashboard provider file")
+	}
+	for _, f := range files {
+		doc := readYAML(t, f)
+		providers, _ := doc["providers"].([]any)
+		if doc["apiVersion"] != 1 || len(providers) == 0 {
+			t.Fatalf("%s: want apiVersion 1 and providers", f)
+		}
+		for _, item := range providers {
+			p, _ := item.(map[string]any)
+			opts, _ := p["options"].(map[string]any)
+			if p["type"] != "file" || p["name"] == nil || opts["path"] == nil {
+				t.Errorf("%s: a file provider needs name, type: file and options.path: %v", f, p)
+			}
+		}
+	}
+}
+
+func TestDashboardModels(t *testing.T) {
+	t.Parallel()
+	uids := provisionedUIDs(t)
+	seenUID := map[string]string{}
+	varRE := regexp.MustCompile(`\$\{?([A-Za-z_][A-Za-z0-9_]*)`)
+	for _, d := range loadDashboards(t) {
+		t.Run(d.file, func(t *testing.T) {
+			if d.UID == "" || len(d.UID) > 40 || d.Title == "" || d.SchemaVersion < 36 {
+				t.Errorf("uid %q (1-40 chars), title %q and schemaVersion %d (≥ 36) are required", d.UID, d.Title, d.SchemaVersion)
+			}
+			if other, dup := seenUID[d.UID]; dup {
+				t.Errorf("uid %s is also %s's", d.UID, other)
+			}
+			seenUID[d.UID] = d.file
+			checkRef := func(where string, ref *dsRef) {
+				if ref == nil {
+					t.Errorf("%s: no datasource (refer to it by {type, uid})", where)
+					return
+				}
+				if typ, ok := uids[ref.UID]; !ok || typ != ref.Type {
+					t.Errorf("%s: datasource %+v is not provisioned (provisioned: %v)", where, *ref, uids)
+				}
+			}
+			defined := slices.Clone(builtins)
+			for _, v := range d.Templating.List {
+				checkRef("variable "+v.Name, v.Datasource)
+				if v.Type != "query" || v.Query == "" {
+					t.Errorf("variable %s: want a query variable", v.Name)
+				}
+				defined = append(defined, v.Name)
+			}
+			for _, want := range []string{"testid", "target", "proto", "mode"} {
+				if !slices.Contains(defined, want) {
+					t.Errorf("no %s variable", want)
+				}
+			}
+			ids := map[int]string{}
+			var boxes []panel
+			for _, p := range flatten(d.Panels) {
+				where := fmt.Sprintf("panel %d %q", p.ID, p.Title)
+				if p.ID <= 0 {
+					t.Errorf("%s: id must be positive", where)
+				}
+				if other, dup := ids[p.ID]; dup {
+					t.Errorf("%s: id also used by %q", where, other)
+				}
+				ids[p.ID] = p.Title
+				if p.Type == "row" {
+					continue
+				}
+				if !slices.Contains([]string{"timeseries", "table", "stat", "bargauge", "text"}, p.Type) {
+					t.Errorf("%s: unexpected type %q", where, p.Type)
+				}
+				g := p.GridPos
+				if g.W < 1 || g.H < 1 || g.X < 0 || g.Y < 0 || g.X+g.W > 24 {
+					t.Errorf("%s: gridPos %+v outside the 24-column grid", where, g)
+				}
+				for _, o := range boxes {
+					if overlaps(g, o.GridPos) {
+						t.Errorf("%s: gridPos %+v overlaps panel %d %+v", where, g, o.ID, o.GridPos)
+					}
+				}
+				boxes = append(boxes, p)
+				checkRef(where, p.Datasource)
+				if len(p.Targets) == 0 {
+					t.Errorf("%s: no query", where)
+				}
+				refs := map[string]bool{}
+				for _, q := range p.Targets {
+					checkRef(where+" query "+q.RefID, q.Datasource)
+					if q.RefID == "" || refs[q.RefID] {
+						t.Errorf("%s: refId %q empty or repeated", where, q.RefID)
+					}
+					refs[q.RefID] = true
+					if !q.RawQuery || strings.TrimSpace(q.Query) == "" {
+						t.Errorf("%s query %s: want a raw InfluxQL query", where, q.RefID)
+					}
+					for _, m := range varRE.FindAllStringSubmatch(q.Query, -1) {
+						if !slices.Contains(defined, m[1]) {
+							t.Errorf("%s query %s: $%s is not a variable of this dashboard", where, q.RefID, m[1])
+						}
+					}
+				}
+			}
+		})
+	}
+	if len(seenUID) < 3 {
+		t.Errorf("want at least the comparison, live and probes dashboards, got %d", len(seenUID))
+	}
+}
+
+func flatten(ps []panel) []panel {
+	var out []panel
+	for _, p := range ps {
+		out = append(out, p)
+		out = append(out, flatten(p.Panels)...)
+	}
+	return out
+}
+
+func overlaps(a, b gridPos) bool {
+	return a.X < b.X+b.W && b.X < a.X+a.W && a.Y < b.Y+b.H && b.Y < a.Y+a.H
+}
+
+func TestParseYAMLSubset(t *testing.T) {
+	t.Parallel()
+	v, err := parseYAML("# c\na: 1\nb:\n  - name: x # trailing\n    url: 'it''s'\n  - name: \"y\"\nc:\n  d: true\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"a":1,"b":[{"name":"x","url":"it's"},{"name":"y"}],"c":{"d":true}}`
+	if got, _ := json.Marshal(v); string(got) != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	for _, bad := range []string{"a: [1, 2]\n", "a:\n\tb: 1\n", "a: 1\na: 2\n", "a: 1\n  b: 2\n", "just text\n"} {
+		if _, err := parseYAML(bad); err == nil {
+			t.Errorf("%q: want an error", bad)
+		}
+	}
+}

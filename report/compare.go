@@ -1,0 +1,224 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/proxybench/proxybench/runner"
+)
+
+// SpreadFactor: a change counts as beyond the runs' spread when |B − A| (medians) exceeds
+// SpreadFactor × the larger of the two cells' sample standard deviations.
+const SpreadFactor = 2
+
+// Change is one cell of two benchmarks side by side.
+type Change struct {
+	Scenario, Target, Proto string
+	Metric                  string // "req/s" (throughput), "p50 ms" (probes), "p99 ms" (equal load)
+	HigherIsBetter          bool
+	A, B                    runner.Summary // N 0: the cell has no valid run in that bench
+	// ChangePct is (B − A) / A × 100 of the medians; nil when either is missing or A is 0.
+	ChangePct *float64
+	// Exceeds: |B − A| > SpreadFactor × max(stdev A, stdev B); only decided when both have at
+	// least two valid runs.
+	Exceeds bool
+	Note    string // "n=1: no spread", "only in A", "no valid run in B", …
+}
+
+// Verdict says in a word or two what the change means.
+func (c Change) Verdict() string {
+	switch {
+	case c.Note != "":
+		return c.Note
+	case c.Exceeds && c.ChangePct != nil && (*c.ChangePct > 0) == c.HigherIsBetter:
+		return "better, beyond spread"
+	case c.Exceeds:
+		return "WORSE, beyond spread"
+	}
+	return "within spread"
+}
+
+// Compare compares b with a, cell by cell (A's order, then cells only B has).
+func Compare(a, b *Bench) []Change {
+	type key struct{ scenario, target, proto string }
+	var out []Change
+	seen := map[key]bool{}
+	for i := range a.Cells {
+		ca := &a.Cells[i]
+		k := key{ca.Scenario, ca.Target, ca.Proto}
+		seen[k] = true
+		out = append(out, compareCells(ca, b.find(ca.Scenario, ca.Target, ca.Proto)))
+	}
+	for i := range b.Cells {
+		cb := &b.Cells[i]
+		if !seen[key{cb.Scenario, cb.Target, cb.Proto}] {
+			out = append(out, compareCells(nil, cb))
+		}
+	}
+	type ekey struct{ target, proto string }
+	eseen := map[ekey]bool{}
+	findEq := func(bb *Bench, t, p string) *EqualLoadCell {
+		for i := range bb.EqualLoad {
+			if bb.EqualLoad[i].Target == t && bb.EqualLoad[i].Proto == p {
+				return &bb.EqualLoad[i]
+			}
+		}
+		return nil
+	}
+	for i := range a.EqualLoad {
+		ea := &a.EqualLoad[i]
+		eseen[ekey{ea.Target, ea.Proto}] = true
+		out = append(out, compareEqual(ea, findEq(b, ea.Target, ea.Proto)))
+	}
+	for i := range b.EqualLoad {
+		eb := &b.EqualLoad[i]
+		if !eseen[ekey{eb.Target, eb.Proto}] {
+			out = append(out, compareEqual(nil, eb))
+		}
+	}
+	return out
+}
+
+// figure is the summary a cell is compared on: req/s for throughput, the probe figure's p50
+// for probes (first event for /sse, first chunk for /stream, echo for /ws).
+func figure(c *Cell) (metric string, s runner.Summary, higherBetter bool) {
+	if c.Mode == "reused" || c.Mode == "fresh" {
+		return "req/s", c.RPS, true
+	}
+	var xs []float64
+	for i := range c.Runs {
+		if c.Runs[i].Valid {
+			xs = append(xs, probeFigure(c.Scenario, &c.Runs[i]))
+		}
+	}
+	return "p50 ms", runner.Summarize(xs), false
+}
+
+func compareCells(a, b *Cell) Change {
+	var ch Change
+	ref := a
+	if ref == nil {
+		ref = b
+	}
+	ch.Scenario, ch.Target, ch.Proto = ref.Scenario, ref.Target, ref.Proto
+	ch.Metric, _, ch.HigherIsBetter = figure(ref)
+	switch {
+	case a == nil:
+		_, ch.B, _ = figure(b)
+		ch.Note = "only in B"
+		return ch
+	case b == nil:
+		_, ch.A, _ = figure(a)
+		ch.Note = "only in A"
+		return ch
+	}
+	_, ch.A, _ = figure(a)
+	_, ch.B, _ = figure(b)
+	switch {
+	case a.NoProto != "" || b.NoProto != "":
+		ch.Note = strings.TrimSpace(a.NoProto + " " + b.NoProto)
+		if a.NoProto != "" && b.NoProto != "" {
+			ch.Note = a.NoProto
+		}
+		return ch
+	}
+	decide(&ch)
+	return ch
+}
+
+func compareEqual(a, b *EqualLoadCell) Change {
+	ch := Change{Scenario: "equal-load", Metric: "p99 ms"}
+	one := func(e *EqualLoadCell) runner.Summary {
+		if e == nil || !e.Valid {
+			return runner.Summary{}
+		}
+		return runner.Summarize([]float64{e.P99})
+	}
+	ref := a
+	if ref == nil {
+		ref = b
+	}
+	ch.Target, ch.Proto = ref.Target, ref.Proto
+	ch.A, ch.B = one(a), one(b)
+	switch {
+	case a == nil:
+		ch.Note = "only in B"
+	case b == nil:
+		ch.Note = "only in A"
+	case a.RateRPS != b.RateRPS:
+		decide(&ch)
+		ch.Note = fmt.Sprintf("different offered load (%s vs %s req/s)", fmtInt(a.RateRPS), fmtInt(b.RateRPS))
+	default:
+		decide(&ch)
+	}
+	return ch
+}
+
+// decide fills ChangePct, Exceeds and the n=1 / invalid notes from A and B.
+func decide(ch *Change) {
+	switch {
+	case ch.A.N == 0 && ch.B.N == 0:
+		ch.Note = "no valid run in A nor B"
+		return
+	case ch.A.N == 0:
+		ch.Note = "no valid run in A"
+		return
+	case ch.B.N == 0:
+		ch.Note = "no valid run in B"
+		return
+	}
+	if ch.A.Median != 0 {
+		p := (ch.B.Median - ch.A.Median) / math.Abs(ch.A.Median) * 100
+		ch.ChangePct = &p
+	}
+	if ch.A.N < 2 || ch.B.N < 2 {
+		ch.Note = "n=1: no spread"
+		return
+	}
+	ch.Exceeds = math.Abs(ch.B.Median-ch.A.Median) > SpreadFactor*math.Max(ch.A.Stdev, ch.B.Stdev)
+}
+
+// PrintCompare writes the comparison as a table.
+func PrintCompare(w io.Writer, a, b *Bench, changes []Change) error {
+	fmt.Fprintf(w, "A: %s (profile %s)\nB: %s (profile %s)\n", a.TestID, a.Profile, b.TestID, b.Profile)
+	if a.Profile != b.Profile {
+		fmt.Fprintln(w, "note: the profiles differ; changes mix load settings with whatever else changed")
+	}
+	fmt.Fprintf(w, "a change is beyond spread when |B − A| of the medians > %d × the larger stdev of the runs\n\n", SpreadFactor)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "scenario\tproto\ttarget\tmetric\tA median\tA n\tA CV%\tB median\tB n\tB CV%\tchange\tverdict\t")
+	for _, c := range changes {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%s\t%s\t%s\t\n",
+			c.Scenario, c.Proto, c.Target, c.Metric,
+			figureText(c.Metric, c.A), c.A.N, cvCompare(c.A), figureText(c.Metric, c.B), c.B.N, cvCompare(c.B),
+			pctText(c.ChangePct), c.Verdict())
+	}
+	return tw.Flush()
+}
+
+func figureText(metric string, s runner.Summary) string {
+	if s.N == 0 {
+		return "—"
+	}
+	if metric == "req/s" {
+		return fmtInt(s.Median)
+	}
+	return ms(s.Median)
+}
+
+func cvCompare(s runner.Summary) string {
+	if s.N < 2 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f", s.CVPct)
+}
+
+func pctText(p *float64) string {
+	if p == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%+.1f%%", *p)
+}

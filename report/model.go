@@ -1,0 +1,561 @@
+// Package report turns a benchmark's saved results (results/<testid>/) into report.md and a
+// self-contained report.html, and compares two benchmarks cell by cell.
+//
+// The saved run is bench.json (Bench), which the runner writes; when it is missing, Build
+// rebuilds a Bench from the per-run result files alone (without resources or a manifest,
+// which only the runner knows).
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/proxybench/proxybench/runner"
+)
+
+// BenchFile is the saved run's name in results/<testid>/.
+const BenchFile = "bench.json"
+
+// Bench is one benchmark: every cell of the matrix with its runs, the equal-load pass and the
+// manifest of what ran where.
+type Bench struct {
+	Schema   int       `json:"schema"` // 1
+	TestID   string    `json:"testid"`
+	Profile  string    `json:"profile"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
+	// Manifest: what ran where. Keys the report reads (any others are listed as they are):
+	// "k6_version", "proxies" (name → version), "kernel", "cpu_model", "cpus" (number: the
+	// CPUs client, proxies and upstream share), "config_hashes" (name → hash), "profile",
+	// "pinning" (the layout in use, e.g. "none" or "client 0, proxy 1, upstream 1"),
+	// "git_commit".
+	Manifest map[string]any `json:"manifest,omitempty"`
+	// Settings are the scenario knobs the runs reported (their result's `config`): duration,
+	// warmup, connections, streams, requests, fresh_connections, samples, upload_bytes. Values
+	// that differ between runs are joined with ", ".
+	Settings  map[string]string `json:"settings,omitempty"`
+	Cells     []Cell            `json:"cells"`
+	EqualLoad []EqualLoadCell   `json:"equal_load"`
+}
+
+// Cell is one scenario against one target over one protocol, over its repeated runs.
+// Summaries, VsDirect and Resources come from the valid runs only; invalid runs are kept in
+// Runs and listed in Invalid, never averaged in.
+type Cell struct {
+	Scenario string `json:"scenario"`
+	Target   string `json:"target"`
+	Proto    string `json:"proto"`
+	Mode     string `json:"mode"` // reused, fresh, probe
+	Route    string `json:"route,omitempty"`
+	Runs     []Run  `json:"runs"`
+
+	RPS runner.Summary `json:"rps"`    // req/s over the valid runs (throughput cells)
+	P50 runner.Summary `json:"p50_ms"` // latency p50 over the valid runs
+	P99 runner.Summary `json:"p99_ms"`
+	// VsDirect is this cell's median req/s over direct's for the same scenario and protocol
+	// (1 for direct itself); nil when either has no valid run or no rate.
+	VsDirect  *float64          `json:"vs_direct,omitempty"`
+	Resources *runner.Resources `json:"resources,omitempty"` // mean over the valid runs that have one
+
+	Valid   bool     `json:"valid"`   // at least one valid run
+	Invalid []string `json:"invalid"` // one reason per invalid run, "run 2: …"
+	// NoProto says the cell was not run because its target lacks the protocol ("no h3"):
+	// neither valid nor invalid.
+	NoProto       string `json:"no_proto,omitempty"`
+	NoProtoReason string `json:"no_proto_reason,omitempty"`
+}
+
+// Run is one k6 run of a cell.
+type Run struct {
+	File      string                  `json:"file"` // the result JSON, relative to the bench's folder
+	Valid     bool                    `json:"valid"`
+	Invalid   []string                `json:"invalid"`
+	RPS       *float64                `json:"rps"` // nil for probes
+	Requests  float64                 `json:"requests"`
+	Failed    float64                 `json:"failed_requests"`
+	DurationS float64                 `json:"duration_s"`
+	P50       float64                 `json:"p50_ms"`
+	P95       float64                 `json:"p95_ms"`
+	P99       float64                 `json:"p99_ms"`
+	TTFBP50   float64                 `json:"ttfb_p50_ms"`
+	Extra     map[string]runner.Stats `json:"extra"`
+	Resources *runner.Resources       `json:"resources,omitempty"`
+	// Dashboard is k6's web dashboard HTML export of this run (K6_WEB_DASHBOARD_EXPORT),
+	// relative to the bench's folder, when one was made.
+	Dashboard string `json:"dashboard,omitempty"`
+}
+
+// EqualLoadCell is one target at the equal offered load (open model, constant arrival rate).
+type EqualLoadCell struct {
+	Target   string   `json:"target"`
+	Proto    string   `json:"proto"`
+	RateRPS  float64  `json:"rate_rps"`
+	Requests float64  `json:"requests"`
+	P50      float64  `json:"p50_ms"`
+	P99      float64  `json:"p99_ms"`
+	P999     float64  `json:"p999_ms"`
+	Dropped  float64  `json:"dropped"` // dropped iterations: any makes the cell invalid
+	Valid    bool     `json:"valid"`
+	Invalid  []string `json:"invalid"`
+	File     string   `json:"file,omitempty"`
+}
+
+// New starts a Bench; the runner then Adds every run, and Finishes it once the matrix is done.
+func New(testid, profile string, manifest map[string]any) *Bench {
+	return &Bench{Schema: 1, TestID: testid, Profile: profile, Started: time.Now().UTC(), Manifest: manifest}
+}
+
+// EqualLoadMode is the `mode` of an equal-load result file.
+const EqualLoadMode = "equal-load"
+
+// AddFile adds the run whose result file is path (relative names are kept relative to dir),
+// with the resources the runner sampled for it (nil when none).
+func (b *Bench) AddFile(dir, path string, res *runner.Resources) error {
+	rf, err := loadRun(path)
+	if err != nil {
+		return err
+	}
+	b.addIn(dir, path, rf, res)
+	return nil
+}
+
+// relTo is path relative to dir when it is inside it, else path as given.
+func relTo(dir, path string) string {
+	if r, err := filepath.Rel(dir, path); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return path
+}
+
+// DashboardFile is where a run's k6 web dashboard export goes, beside its result file:
+// K6_WEB_DASHBOARD=true K6_WEB_DASHBOARD_EXPORT=<DashboardFile(result)>. The report links it.
+func DashboardFile(resultPath string) string {
+	return strings.TrimSuffix(resultPath, ".json") + ".dashboard.html"
+}
+
+// Add adds one run from its in-memory result (runner.Run's); file is its result JSON relative
+// to the bench's folder. A result with Err (k6 wrote nothing) is an invalid run.
+func (b *Bench) Add(file string, r *runner.Result, res *runner.Resources) {
+	b.add(file, &runFile{Result: r}, res)
+}
+
+// AddEqualLoad adds one equal-load cell.
+func (b *Bench) AddEqualLoad(c EqualLoadCell) {
+	b.EqualLoad = append(b.EqualLoad, c)
+}
+
+func (b *Bench) addIn(dir, path string, rf *runFile, res *runner.Resources) {
+	if rf.Dashboard != "" && filepath.IsAbs(rf.Dashboard) == filepath.IsAbs(path) {
+		rf.Dashboard = relTo(dir, rf.Dashboard)
+	}
+	b.add(relTo(dir, path), rf, res)
+}
+
+func (b *Bench) add(file string, rf *runFile, res *runner.Resources) {
+	r := rf.Result
+	if b.TestID == "" {
+		b.TestID = r.TestID
+	}
+	if b.Profile == "" {
+		b.Profile = r.Profile
+	}
+	if b.Schema == 0 {
+		b.Schema = 1
+	}
+	b.addSettings(rf.Config)
+	if r.Mode == EqualLoadMode {
+		b.EqualLoad = append(b.EqualLoad, equalLoadCell(file, rf))
+		return
+	}
+	proto := r.Proto
+	if proto == "" {
+		proto = runner.Requires(runner.Job{Scenario: r.Scenario})
+	}
+	c := b.cell(r.Scenario, r.Target, proto)
+	if c.Mode == "" {
+		c.Mode = r.Mode
+	}
+	if c.Route == "" {
+		c.Route = r.Route
+	}
+	if r.Skipped != "" && r.Err == "" {
+		c.NoProto, c.NoProtoReason = r.Skipped, r.SkipReason
+		return
+	}
+	run := Run{
+		File: file, Valid: r.Valid && r.Err == "", Invalid: append([]string{}, r.Invalid...),
+		RPS: r.RPS, Requests: r.Requests, Failed: r.FailedRequests, DurationS: r.DurationS,
+		P50: r.Latency.P50, P95: r.Latency.P95, P99: r.Latency.P99, TTFBP50: r.TTFB.P50,
+		Extra: r.Extra, Resources: res, Dashboard: rf.Dashboard,
+	}
+	if r.Err != "" {
+		run.Invalid = append(run.Invalid, r.Err)
+	}
+	if !run.Valid && len(run.Invalid) == 0 {
+		run.Invalid = []string{"marked invalid without a reason"}
+	}
+	c.Runs = append(c.Runs, run)
+}
+
+func (b *Bench) cell(scenario, target, proto string) *Cell {
+	for i := range b.Cells {
+		c := &b.Cells[i]
+		if c.Scenario == scenario && c.Target == target && c.Proto == proto {
+			return c
+		}
+	}
+	b.Cells = append(b.Cells, Cell{Scenario: scenario, Target: target, Proto: proto})
+	return &b.Cells[len(b.Cells)-1]
+}
+
+func (b *Bench) addSettings(cfg map[string]any) {
+	for k, v := range cfg {
+		if k == "target_origin" || k == "address" {
+			continue // per target, not a setting of the run
+		}
+		s := fmt.Sprint(v)
+		if f, ok := v.(float64); ok {
+			s = fmt.Sprint(f) // 262144, not 2.62144e+05
+			if f == math.Trunc(f) && math.Abs(f) < 1e15 {
+				s = fmt.Sprintf("%.0f", f)
+			}
+		}
+		if b.Settings == nil {
+			b.Settings = map[string]string{}
+		}
+		old, ok := b.Settings[k]
+		switch {
+		case !ok:
+			b.Settings[k] = s
+		case !slices.Contains(strings.Split(old, ", "), s):
+			b.Settings[k] = old + ", " + s
+		}
+	}
+}
+
+// Finish computes every cell's summaries, validity, vs-direct and mean resources from its
+// runs, and sets Finished when it is unset. It can be called again after more Adds.
+func (b *Bench) Finish() {
+	if b.Finished.IsZero() {
+		b.Finished = time.Now().UTC()
+	}
+	for i := range b.Cells {
+		finishCell(&b.Cells[i])
+	}
+	direct := map[[2]string]float64{}
+	for _, c := range b.Cells {
+		if c.Target == "direct" && c.Valid && c.RPS.N > 0 && c.RPS.Median > 0 {
+			direct[[2]string{c.Scenario, c.Proto}] = c.RPS.Median
+		}
+	}
+	for i := range b.Cells {
+		c := &b.Cells[i]
+		c.VsDirect = nil
+		if d, ok := direct[[2]string{c.Scenario, c.Proto}]; ok && c.Valid && c.RPS.N > 0 {
+			v := c.RPS.Median / d
+			c.VsDirect = &v
+		}
+	}
+	for i := range b.EqualLoad {
+		e := &b.EqualLoad[i]
+		if e.Dropped > 0 && e.Valid {
+			e.Valid = false
+			e.Invalid = append(e.Invalid, fmt.Sprintf("%.0f iterations dropped", e.Dropped))
+		}
+	}
+	b.sort()
+}
+
+func finishCell(c *Cell) {
+	var rps, p50, p99 []float64
+	var res []*runner.Resources
+	c.Invalid = nil
+	for i, r := range c.Runs {
+		if !r.Valid {
+			label := "run"
+			if len(c.Runs) > 1 {
+				label = fmt.Sprintf("run %d of %d", i+1, len(c.Runs))
+			}
+			c.Invalid = append(c.Invalid, label+": "+strings.Join(r.Invalid, "; "))
+			continue
+		}
+		if r.RPS != nil {
+			rps = append(rps, *r.RPS)
+		}
+		p50 = append(p50, r.P50)
+		p99 = append(p99, r.P99)
+		if r.Resources != nil {
+			res = append(res, r.Resources)
+		}
+	}
+	c.RPS, c.P50, c.P99 = runner.Summarize(rps), runner.Summarize(p50), runner.Summarize(p99)
+	c.Valid = c.NoProto == "" && c.P50.N > 0
+	c.Resources = MeanResources(res)
+}
+
+// ValidRuns counts the cell's valid runs.
+func (c *Cell) ValidRuns() int {
+	n := 0
+	for _, r := range c.Runs {
+		if r.Valid {
+			n++
+		}
+	}
+	return n
+}
+
+// MeanResources is the mean of rs, field by field, except RSSPeakMB and TargetProcs (the
+// largest: a peak is a peak), ClientBound (any run: the flag must not average away) and
+// Samples (the total). nil for no input.
+func MeanResources(rs []*runner.Resources) *runner.Resources {
+	if len(rs) == 0 {
+		return nil
+	}
+	var m runner.Resources
+	n := float64(len(rs))
+	for _, r := range rs {
+		m.TargetCPUSeconds += r.TargetCPUSeconds / n
+		m.TargetCPUPerReqMicros += r.TargetCPUPerReqMicros / n
+		m.Requests += r.Requests / n
+		m.RSSMeanMB += r.RSSMeanMB / n
+		m.WallSeconds += r.WallSeconds / n
+		m.ClientCPUSeconds += r.ClientCPUSeconds / n
+		m.ClientCPUUtil += r.ClientCPUUtil / n
+		m.RSSPeakMB = math.Max(m.RSSPeakMB, r.RSSPeakMB)
+		m.TargetProcs = max(m.TargetProcs, r.TargetProcs)
+		m.ClientCPUs = max(m.ClientCPUs, r.ClientCPUs)
+		m.ClientBound = m.ClientBound || r.ClientBound
+		m.Samples += r.Samples
+	}
+	return &m
+}
+
+// Scenario and protocol order of the report: the matrix's.
+func scenarioRank(s string) int {
+	for i, t := range runner.Throughput {
+		if t == s {
+			return i
+		}
+	}
+	for i, p := range runner.Probes {
+		if p.Scenario == s {
+			return len(runner.Throughput) + i
+		}
+	}
+	return 1000
+}
+
+var protoOrder = []string{"h1", "h1c", "h2", "h3"}
+
+func protoRank(p string) int {
+	if i := slices.Index(protoOrder, p); i >= 0 {
+		return i
+	}
+	return len(protoOrder)
+}
+
+// Targets lists the bench's targets: direct first, then in the order they first appear.
+func (b *Bench) Targets() []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(t string) {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	for _, c := range b.Cells {
+		if c.Target == "direct" {
+			add("direct")
+		}
+	}
+	for _, c := range b.Cells {
+		add(c.Target)
+	}
+	for _, e := range b.EqualLoad {
+		add(e.Target)
+	}
+	return out
+}
+
+// sort orders cells by scenario, then protocol, keeping the targets in their order of first
+// appearance (the runner's matrix order) with direct first.
+func (b *Bench) sort() {
+	rank := map[string]int{}
+	for i, t := range b.Targets() {
+		rank[t] = i
+	}
+	sort.SliceStable(b.Cells, func(i, j int) bool {
+		a, c := b.Cells[i], b.Cells[j]
+		if x, y := scenarioRank(a.Scenario), scenarioRank(c.Scenario); x != y {
+			return x < y
+		}
+		if a.Scenario != c.Scenario {
+			return a.Scenario < c.Scenario
+		}
+		if x, y := protoRank(a.Proto), protoRank(c.Proto); x != y {
+			return x < y
+		}
+		return rank[a.Target] < rank[c.Target]
+	})
+}
+
+// Save writes the bench to dir/bench.json.
+func (b *Bench) Save(dir string) error {
+	data, err := json.MarshalIndent(b, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, BenchFile), append(data, '\n'), 0o644)
+}
+
+// Load reads dir/bench.json.
+func Load(dir string) (*Bench, error) {
+	data, err := os.ReadFile(filepath.Join(dir, BenchFile))
+	if err != nil {
+		return nil, err
+	}
+	var b Bench
+	if err := json.Unmarshal(data, &b); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", filepath.Join(dir, BenchFile), err)
+	}
+	if b.Schema != 1 {
+		return nil, fmt.Errorf("%s: bench schema %d, this report reads schema 1", filepath.Join(dir, BenchFile), b.Schema)
+	}
+	return &b, nil
+}
+
+// Build returns the bench of dir: bench.json when there is one, else one rebuilt from the
+// per-run result files (every *.json under dir; several runs of a cell are grouped by
+// scenario, target and protocol, whatever their file names).
+func Build(dir string) (*Bench, error) {
+	b, err := Load(dir)
+	if err == nil {
+		return b, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return FromResults(dir)
+}
+
+// FromResults rebuilds a bench from the per-run result files under dir alone.
+func FromResults(dir string) (*Bench, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == "test-artifacts" {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".json") && d.Name() != BenchFile {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	b := &Bench{Schema: 1}
+	var notResults []string
+	for _, f := range files {
+		rf, err := loadRun(f)
+		if err != nil {
+			if errors.Is(err, errNotResult) {
+				notResults = append(notResults, f)
+				continue
+			}
+			return nil, err
+		}
+		b.addIn(dir, f, rf, nil)
+	}
+	if len(b.Cells) == 0 && len(b.EqualLoad) == 0 {
+		return nil, fmt.Errorf("no %s and no result files in %s", BenchFile, dir)
+	}
+	if b.TestID == "" {
+		b.TestID = filepath.Base(dir)
+	}
+	// Without the runner's matrix order: direct first, then the targets by name.
+	sort.SliceStable(b.Cells, func(i, j int) bool {
+		x, y := b.Cells[i].Target, b.Cells[j].Target
+		if (x == "direct") != (y == "direct") {
+			return x == "direct"
+		}
+		return x < y
+	})
+	b.Finish()
+	b.Finished = time.Time{} // a rebuilt bench does not know when it finished
+	return b, nil
+}
+
+// runFile is a result file with the parts runner.Result leaves out.
+type runFile struct {
+	*runner.Result
+	Config    map[string]any
+	P999      float64
+	Rate      float64
+	Dashboard string
+}
+
+var errNotResult = errors.New("not a result file")
+
+func loadRun(path string) (*runFile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var head struct {
+		Schema   *int   `json:"schema"`
+		Scenario string `json:"scenario"`
+	}
+	if json.Unmarshal(data, &head) != nil || head.Schema == nil || head.Scenario == "" {
+		return nil, fmt.Errorf("%s: %w", path, errNotResult)
+	}
+	r, err := runner.LoadResult(path)
+	if err != nil {
+		return nil, err
+	}
+	var rest struct {
+		Config    map[string]any     `json:"config"`
+		Latency   map[string]float64 `json:"latency_ms"`
+		Dashboard string             `json:"dashboard"`
+	}
+	_ = json.Unmarshal(data, &rest)
+	rf := &runFile{Result: r, Config: rest.Config, Dashboard: rest.Dashboard}
+	if _, err := os.Stat(DashboardFile(path)); err == nil && rf.Dashboard == "" {
+		rf.Dashboard = DashboardFile(path) // made relative to the bench's folder by add
+	}
+	for _, k := range []string{"p999", "p99.9"} {
+		if v, ok := rest.Latency[k]; ok {
+			rf.P999 = v
+		}
+	}
+	if v, ok := rest.Config["rate"].(float64); ok {
+		rf.Rate = v
+	}
+	return rf, nil
+}
+
+func equalLoadCell(file string, rf *runFile) EqualLoadCell {
+	r := rf.Result
+	e := EqualLoadCell{
+		Target: r.Target, Proto: r.Proto, RateRPS: rf.Rate, Requests: r.Requests,
+		P50: r.Latency.P50, P99: r.Latency.P99, P999: rf.P999, Dropped: r.DroppedIterations,
+		Valid: r.Valid && r.Err == "", Invalid: append([]string{}, r.Invalid...), File: file,
+	}
+	if r.Err != "" {
+		e.Invalid = append(e.Invalid, r.Err)
+	}
+	return e
+}

@@ -1,0 +1,556 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Resources is what a cell cost, read from /proc while it ran (see Sampler).
+//
+// Target figures cover the target's whole process tree (nginx's master and workers, every
+// thread of a Go or Rust proxy), as deltas over the cell: a process that was there before the
+// cell counts only what it used during it, one started during the cell counts all it used, one
+// that exited during it keeps what it had used at its last sample. Client figures cover k6's
+// process (and any child), over its own lifetime.
+type Resources struct {
+	TargetCPUSeconds float64 `json:"target_cpu_s"` // utime+stime of the tree, delta over the cell
+	// TargetCPUPerReqMicros is TargetCPUSeconds per request, in µs, once PerRequest was given
+	// the request count; 0 while unknown.
+	TargetCPUPerReqMicros float64 `json:"target_cpu_us_per_req"`
+	Requests              float64 `json:"requests"`     // what TargetCPUPerReqMicros divides by
+	RSSPeakMB             float64 `json:"rss_peak_mb"`  // MiB: largest sum of VmRSS over the tree
+	RSSMeanMB             float64 `json:"rss_mean_mb"`  // MiB: mean over the samples
+	TargetProcs           int     `json:"target_procs"` // processes seen in the tree
+	WallSeconds           float64 `json:"wall_s"`       // sampler start → stop
+
+	ClientCPUSeconds float64 `json:"client_cpu_s"`
+	// ClientCPUUtil = ClientCPUSeconds / (client wall seconds × ClientCPUs): 1 is every CPU
+	// the client may run on, busy for its whole life.
+	ClientCPUUtil float64 `json:"client_cpu_util"`
+	ClientCPUs    int     `json:"client_cpus"` // CPUs k6 could run on; 0: the client was not measured
+	// ClientBound is ClientCPUUtil ≥ ClientBoundUtil: the client, not the target, may have set
+	// the pace, so the cell's req/s is the client's ceiling rather than the target's.
+	ClientBound bool `json:"client_bound"`
+
+	Samples int `json:"samples"`
+}
+
+// ClientBoundUtil is the client CPU utilisation from which a cell is flagged client-bound.
+const ClientBoundUtil = 0.90
+
+// SampleInterval is how often a Sampler reads /proc.
+const SampleInterval = 200 * time.Millisecond
+
+// RescanInterval is how often a Sampler looks for new processes in the trees when the kernel
+// has no children files (see Sampler.sample).
+const RescanInterval = time.Second
+
+// PerRequest sets the per-request CPU figure. requests should count every request the client
+// sent while the sampler ran (warm-up and setup included: the target's CPU covers them too);
+// AllRequests reads that count from a result file.
+func (r *Resources) PerRequest(requests float64) {
+	r.Requests = requests
+	r.TargetCPUPerReqMicros = 0
+	if requests > 0 {
+		r.TargetCPUPerReqMicros = r.TargetCPUSeconds * 1e6 / requests
+	}
+}
+
+// AllRequests is the number of requests (and WebSocket sessions) k6 sent during the run whose
+// result file is path: k6's own `http_reqs` count over the whole run, warm-up and setup()
+// included, unlike the result's `requests`, which counts the measured window only. The
+// target's CPU covers the whole run, so this is the count to divide it by.
+func AllRequests(path string) (float64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	var doc struct {
+		K6 struct {
+			Metrics map[string]struct {
+				Values map[string]float64 `json:"values"`
+			} `json:"metrics"`
+		} `json:"k6"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return 0, fmt.Errorf("parse %s: %w", path, err)
+	}
+	m, ok := doc.K6.Metrics["http_reqs"]
+	if !ok {
+		return 0, fmt.Errorf("%s: no k6 http_reqs metric", path)
+	}
+	n := m.Values["count"]
+	// k6/websockets sessions are no http_reqs; each is a connection and an upgrade.
+	if ws, ok := doc.K6.Metrics["ws_sessions"]; ok {
+		n += ws.Values["count"]
+	}
+	return n, nil
+}
+
+// CPUsAvailable is the number of CPUs this process may run on (sched_getaffinity), which is
+// what a k6 started from it without pinning may use.
+func CPUsAvailable() int { return CPUsAvailableTo(0) }
+
+// CPUsAvailableTo is the number of CPUs process pid may run on (0: this process).
+func CPUsAvailableTo(pid int) int {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(pid, &set); err == nil && set.Count() > 0 {
+		return set.Count()
+	}
+	return runtime.NumCPU()
+}
+
+// Sampler follows a target's process tree, and optionally the client's, for one cell: every
+// SampleInterval it walks the whole tree under the root pid (children found through
+// /proc/<pid>/task/<tid>/children where the kernel has it, else by scanning every
+// /proc/<pid>/stat for its parent), adding up utime+stime and VmRSS.
+//
+// CPU time is read in clock ticks, converted with the kernel's CLK_TCK as the process's aux
+// vector gives it (AT_CLKTCK; 100 on every Linux we know, and 100 is assumed when the aux
+// vector cannot be read). The accounting is per process (pid + start time, so a recycled pid is
+// a new process): what a process used after its last sample is lost if it exits between two
+// samples, at most one interval of its CPU. The sampler itself runs in the caller's process,
+// which is neither the target's tree nor the client's.
+type Sampler struct {
+	target    *tree
+	client    *tree
+	startBoot uint64 // clock ticks since boot when the sampler started
+	start     time.Time
+
+	mu          sync.Mutex
+	rssSum      float64 // bytes, summed over samples
+	rssPeak     float64
+	samples     int
+	clientStart time.Time
+	clientEnd   time.Time
+	clientCPUs  int
+	clientExact *float64 // rusage of the exited client, when ClientDone was called
+
+	// Used by the sampling goroutine only (and by Stop once it ended).
+	kids     map[int][]int // ppid → children, from the last scan of /proc
+	lastScan time.Time
+
+	stop    chan struct{}
+	done    chan struct{}
+	stopped *Resources
+}
+
+// tree is the accounting of one process tree.
+type tree struct {
+	root  int
+	procs map[procKey]*procCPU
+}
+
+type procKey struct {
+	pid   int
+	start uint64 // clock ticks since boot
+}
+
+type procCPU struct {
+	base, last uint64 // clock ticks
+}
+
+// procStat is what the sampler reads from /proc/<pid>/stat.
+type procStat struct {
+	pid, ppid int
+	ticks     uint64 // utime + stime
+	start     uint64 // starttime, clock ticks since boot
+	rssPages  uint64
+}
+
+// StartSampler starts sampling the process tree rooted at targetPID and takes the baseline
+// at once. clientPID is k6's pid when already known, else 0 (see SetClient).
+func StartSampler(targetPID, clientPID int) (*Sampler, error) {
+	return startSampler(targetPID, clientPID, SampleInterval)
+}
+
+func startSampler(targetPID, clientPID int, interval time.Duration) (*Sampler, error) {
+	if _, err := readStat(targetPID); err != nil {
+		return nil, fmt.Errorf("resource sampler: target pid %d: %w", targetPID, err)
+	}
+	s := &Sampler{
+		target:    &tree{root: targetPID, procs: map[procKey]*procCPU{}},
+		startBoot: bootTicks(),
+		start:     time.Now(),
+		stop:      make(chan struct{}),
+		done:      make(chan struct{}),
+	}
+	if clientPID > 0 {
+		s.SetClient(clientPID)
+	}
+	s.sample(true, false)
+	go s.loop(interval)
+	return s, nil
+}
+
+// SetClient starts following the client (k6) from now on; call it right after the client
+// process started. Its CPU counts from its own start (a process started after the sampler
+// counts whole), and its wall time from this call.
+func (s *Sampler) SetClient(pid int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.client = &tree{root: pid, procs: map[procKey]*procCPU{}}
+	s.clientStart = time.Now()
+	s.clientCPUs = CPUsAvailableTo(pid)
+}
+
+// ClientDone records the client's exact CPU time from its exit status (the rusage wait4
+// returned: every thread, to the end, where sampling would miss the last interval) and ends
+// its wall time. Call it right after the client's Wait returned.
+func (s *Sampler) ClientDone(ps *os.ProcessState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clientEnd = time.Now()
+	if ps != nil {
+		cpu := (ps.UserTime() + ps.SystemTime()).Seconds()
+		s.clientExact = &cpu
+	}
+}
+
+func (s *Sampler) loop(interval time.Duration) {
+	defer close(s.done)
+	tk := time.NewTicker(interval)
+	defer tk.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-tk.C:
+			s.sample(false, false)
+		}
+	}
+}
+
+// Stop takes a last sample, stops the sampler and returns what the cell used. Calling it again
+// returns the same figures.
+func (s *Sampler) Stop() Resources {
+	s.mu.Lock()
+	if s.stopped != nil {
+		defer s.mu.Unlock()
+		return *s.stopped
+	}
+	s.mu.Unlock()
+	close(s.stop)
+	<-s.done
+	s.sample(false, true)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	end := time.Now()
+	r := Resources{
+		TargetCPUSeconds: ticksToSeconds(s.target.delta()),
+		TargetProcs:      len(s.target.procs),
+		WallSeconds:      end.Sub(s.start).Seconds(),
+		Samples:          s.samples,
+		RSSPeakMB:        s.rssPeak / (1 << 20),
+	}
+	if s.samples > 0 {
+		r.RSSMeanMB = s.rssSum / float64(s.samples) / (1 << 20)
+	}
+	if s.client != nil {
+		cpu := ticksToSeconds(s.client.delta())
+		if s.clientExact != nil {
+			cpu = *s.clientExact
+		}
+		cend := s.clientEnd
+		if cend.IsZero() {
+			cend = end
+		}
+		r.setClient(cpu, cend.Sub(s.clientStart).Seconds(), s.clientCPUs)
+	}
+	s.stopped = &r
+	return r
+}
+
+// setClient fills the client figures from its CPU seconds, wall seconds and CPUs.
+func (r *Resources) setClient(cpuSeconds, wallSeconds float64, cpus int) {
+	r.ClientCPUSeconds = cpuSeconds
+	r.ClientCPUs = cpus
+	r.ClientCPUUtil = 0
+	if wallSeconds > 0 && cpus > 0 {
+		r.ClientCPUUtil = cpuSeconds / (wallSeconds * float64(cpus))
+	}
+	r.ClientBound = r.ClientCPUUtil >= ClientBoundUtil
+}
+
+// sample reads both trees once. The baseline sample sets every process's base to what it had
+// used so far; a process first seen later counts from 0 if it started after the sampler did.
+//
+// Without children files, finding children means reading every process's stat (≈ 3 ms for
+// 100 processes here): that full scan runs at the baseline, at the end and every
+// RescanInterval; the samples between read only the processes of the trees as last scanned
+// (a proxy's workers live as long as the proxy), each checked to still have the same parent.
+func (s *Sampler) sample(baseline, final bool) {
+	s.mu.Lock()
+	client := s.client
+	s.mu.Unlock()
+	var stats map[int]procStat
+	if !hasChildrenFiles() {
+		if baseline || final || s.kids == nil || time.Since(s.lastScan) >= RescanInterval {
+			stats, s.kids = scanProc()
+			s.lastScan = time.Now()
+		}
+	}
+	tStats := walk(s.target.root, stats, s.kids)
+	var cStats []procStat
+	if client != nil {
+		cStats = walk(client.root, stats, s.kids)
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rss := 0.0
+	for _, p := range tStats {
+		s.target.see(p, baseline, s.startBoot)
+		rss += float64(p.rssPages) * float64(os.Getpagesize())
+	}
+	if client != nil {
+		for _, p := range cStats {
+			client.see(p, baseline, s.startBoot)
+		}
+	}
+	if len(tStats) == 0 && s.samples > 0 {
+		return // the target is gone: nothing to add to the RSS figures
+	}
+	s.samples++
+	s.rssSum += rss
+	if rss > s.rssPeak {
+		s.rssPeak = rss
+	}
+}
+
+func (t *tree) see(p procStat, baseline bool, startBoot uint64) {
+	k := procKey{p.pid, p.start}
+	c, ok := t.procs[k]
+	if !ok {
+		c = &procCPU{}
+		if baseline || p.start < startBoot {
+			// There before the cell: only what it uses from now on counts.
+			c.base = p.ticks
+		}
+		t.procs[k] = c
+	}
+	if p.ticks > c.last {
+		c.last = p.ticks
+	}
+	if c.last < c.base {
+		c.last = c.base
+	}
+}
+
+// delta is the tree's CPU over the cell, in clock ticks: never negative, whoever exited.
+func (t *tree) delta() uint64 {
+	var d uint64
+	for _, c := range t.procs {
+		d += c.last - c.base
+	}
+	return d
+}
+
+// walk returns the stats of root and every descendant:
+//   - stats and children from a scan of /proc: from them;
+//   - children only (an earlier scan): reading each known process's stat afresh, and keeping
+//     it only while its parent is still the one the scan saw (a recycled pid is not ours);
+//   - neither: through /proc/<pid>/task/<tid>/children.
+func walk(root int, stats map[int]procStat, children map[int][]int) []procStat {
+	var out []procStat
+	seen := map[int]bool{}
+	type item struct{ pid, parent int }
+	queue := []item{{root, -1}}
+	for len(queue) > 0 {
+		it := queue[0]
+		queue = queue[1:]
+		if seen[it.pid] {
+			continue
+		}
+		seen[it.pid] = true
+		var st procStat
+		var kids []int
+		switch {
+		case stats != nil:
+			var ok bool
+			if st, ok = stats[it.pid]; !ok {
+				continue
+			}
+			kids = children[it.pid]
+		case children != nil:
+			var err error
+			if st, err = readStat(it.pid); err != nil || (it.parent >= 0 && st.ppid != it.parent) {
+				continue // exited, or its pid went to another process
+			}
+			kids = children[it.pid]
+		default:
+			var err error
+			if st, err = readStat(it.pid); err != nil {
+				continue // exited meanwhile
+			}
+			kids = readChildren(it.pid)
+		}
+		out = append(out, st)
+		for _, k := range kids {
+			queue = append(queue, item{k, it.pid})
+		}
+	}
+	return out
+}
+
+var (
+	childrenOnce sync.Once
+	childrenOK   bool
+)
+
+// hasChildrenFiles tells whether the kernel exposes /proc/<pid>/task/<tid>/children
+// (CONFIG_PROC_CHILDREN); without it the sampler scans /proc.
+func hasChildrenFiles() bool {
+	childrenOnce.Do(func() {
+		_, err := os.Stat(fmt.Sprintf("/proc/self/task/%d/children", unix.Gettid()))
+		childrenOK = err == nil
+	})
+	return childrenOK
+}
+
+func readChildren(pid int) []int {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	var kids []int
+	for _, f := range tasks {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, w := range bytes.Fields(data) {
+			if n, err := strconv.Atoi(string(w)); err == nil {
+				kids = append(kids, n)
+			}
+		}
+	}
+	return kids
+}
+
+// scanProc reads every process's stat and indexes children by parent.
+func scanProc() (map[int]procStat, map[int][]int) {
+	stats := map[int]procStat{}
+	children := map[int][]int{}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return stats, children
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, err := readStat(pid)
+		if err != nil {
+			continue
+		}
+		stats[pid] = st
+		children[st.ppid] = append(children[st.ppid], pid)
+	}
+	return stats, children
+}
+
+// readStat parses /proc/<pid>/stat (proc(5)): the fields after the command name, which is in
+// parentheses and may itself hold spaces and parentheses. rss (field 24) is the same count of
+// resident pages as status's VmRSS.
+func readStat(pid int) (procStat, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return procStat{}, err
+	}
+	return parseStat(pid, data)
+}
+
+func parseStat(pid int, data []byte) (procStat, error) {
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	f := bytes.Fields(data[i+1:])
+	// f[0] is field 3 (state): field n is f[n-3].
+	if len(f) < 22 {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
+	}
+	num := func(n int) uint64 {
+		v, _ := strconv.ParseUint(string(f[n-3]), 10, 64)
+		return v
+	}
+	return procStat{
+		pid:      pid,
+		ppid:     int(num(4)),
+		ticks:    num(14) + num(15),
+		start:    num(22),
+		rssPages: num(24),
+	}, nil
+}
+
+// bootTicks is the time since boot in clock ticks, the unit of a process's starttime.
+func bootTicks() uint64 {
+	data, err := os.ReadFile("/proc/uptime")
+	if err != nil {
+		return 0
+	}
+	f := bytes.Fields(data)
+	if len(f) == 0 {
+		return 0
+	}
+	up, err := strconv.ParseFloat(string(f[0]), 64)
+	if err != nil {
+		return 0
+	}
+	return uint64(up * float64(clockTicks()))
+}
+
+func ticksToSeconds(t uint64) float64 { return float64(t) / float64(clockTicks()) }
+
+var (
+	clkTckOnce sync.Once
+	clkTck     uint64
+)
+
+// clockTicks is CLK_TCK, what sysconf(_SC_CLK_TCK) returns: the kernel passes it to every
+// process in its aux vector as AT_CLKTCK. 100 when that cannot be read (it is 100 on Linux).
+func clockTicks() uint64 {
+	clkTckOnce.Do(func() {
+		clkTck = 100
+		if v, err := auxvClockTicks(); err == nil && v > 0 {
+			clkTck = v
+		}
+	})
+	return clkTck
+}
+
+func auxvClockTicks() (uint64, error) {
+	const atClkTck = 17 // AT_CLKTCK, <linux/auxvec.h>
+	data, err := os.ReadFile("/proc/self/auxv")
+	if err != nil {
+		return 0, err
+	}
+	word := strconv.IntSize / 8 // auxv entries are two unsigned longs
+	get := func(b []byte) uint64 {
+		if word == 4 {
+			return uint64(binary.NativeEndian.Uint32(b))
+		}
+		return binary.NativeEndian.Uint64(b)
+	}
+	for i := 0; i+2*word <= len(data); i += 2 * word {
+		k, v := get(data[i:]), get(data[i+word:])
+		if k == atClkTck {
+			return v, nil
+		}
+		if k == 0 {
+			break
+		}
+	}
+	return 0, errors.New("no AT_CLKTCK in /proc/self/auxv")
+}

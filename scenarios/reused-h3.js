@@ -1,0 +1,40 @@
+// reused-h3: steady-state throughput of HTTP/3 (QUIC) on kept-alive connections, through
+// k6/x/http3 (our HTTP/3 client: k6/http has none) to the target's TLS port number over UDP.
+// Each VU is one QUIC connection carrying STREAMS concurrent streams: every iteration is one
+// http3.batch of STREAMS GET / requests, multiplexed on the VU's connection (batch and
+// batchPerHost are set to STREAMS, as for reused-h2). The batch waits for its slowest stream
+// before the next one starts, so in-flight streams dip between batches, as in reused-h2.
+// Every response is checked: 200, 4096 bytes, HTTP/3.0. The upstream's /debug/conns h3 counter
+// shows one QUIC connection per VU (plus setup's).
+//
+// No single request opens the connection first (reused-h2 needs one): quic-go's transport
+// dials once per authority and the batch's other requests wait for that handshake
+// (http_req_blocked), so the first batch already shares one connection.
+import http3 from 'k6/x/http3';
+import { checkRoot, probeTarget, requestParams, ROOT_BYTES } from './lib/checks.js';
+import { loadConfig } from './lib/config.js';
+import { reusedOptions } from './lib/options.js';
+import { assertOutput, planOutput } from './lib/output.js';
+import { summarize } from './lib/summary.js';
+
+const cfg = loadConfig({ scenario: 'reused-h3', mode: 'reused', proto: 'h3', route: '/' });
+const out = planOutput(cfg);
+const params = requestParams(cfg);
+const batch = Array.from({ length: cfg.streams }, () => ['GET', cfg.url, null, params]);
+
+export const options = reusedOptions(cfg);
+
+export function setup() {
+  assertOutput(out);
+  return { probed: probeTarget(cfg, { expectBytes: ROOT_BYTES }) };
+}
+
+export default function () {
+  for (const res of http3.batch(batch)) {
+    checkRoot(res, cfg);
+  }
+}
+
+export function handleSummary(data) {
+  return summarize(data, cfg, out);
+}
