@@ -8,6 +8,10 @@ TARGET ?= all
 TARGETS ?= all
 PROFILE ?= smoke
 PROTO ?=
+PROTOS ?= all
+MODES ?= all
+RUNS ?=
+DASHBOARD ?=
 TESTID ?= $(shell date +%Y%m%d-%H%M%S)
 ARGS ?=
 OBSERVE ?=
@@ -18,7 +22,7 @@ export K6_NO_USAGE_REPORT := true
 export K6_AUTO_EXTENSION_RESOLUTION := false
 
 K6_SOURCES := $(shell find extensions -name '*.go' -not -name '*_test.go') extensions/go.mod extensions/go.sum
-GO_SOURCES := $(shell find cmd stack runner upstream -name '*.go' -not -name '*_test.go') go.mod
+GO_SOURCES := $(shell find cmd stack runner upstream report -name '*.go' -not -name '*_test.go') go.mod
 OBSERVE_SOURCES := $(shell find observe stack -name '*.go' -not -name '*_test.go') go.mod
 
 .DEFAULT_GOAL := help
@@ -27,7 +31,8 @@ help: # List every target with what it does
 	@grep -E '^[a-zA-Z0-9_-]+:.*?# ' $(MAKEFILE_LIST) | sed -E 's/:.*# /\t/' | awk -F'\t' '{printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
 	@echo
 	@echo "  Variables: SCENARIO=reused-h1|…|ws  TARGET/TARGETS=all|name,…  PROFILE=smoke|stable|stress"
-	@echo "             PROTO=h1|h1c|h2 (probes)  TESTID=…  ARGS='extra k6 flags'  (also read from .env)"
+	@echo "             PROTO=h1|h1c|h2|h3 (probes)  TESTID=…  ARGS='extra k6 flags'  (also read from .env)"
+	@echo "             bench: PROTOS=h1,h1c,h2,h3  MODES=reused,fresh,probe  RUNS=N  DASHBOARD=1"
 	@echo "             OBSERVE=1 (up, k6, bench: InfluxDB too; k6 runs stream into it while it is up)"
 
 bin/k6: $(K6_SOURCES)
@@ -71,7 +76,7 @@ k6: build bin/observe $(if $(OBSERVE),observe-up) # Run SCENARIO against TARGET 
 	env $$(bin/observe env) bin/proxybench k6 -scenario "$(SCENARIO)" -targets "$(TARGET)" -proto "$(PROTO)" -profile $(PROFILE) -testid $(TESTID) -- $(ARGS)
 
 bench: setup bin/observe $(if $(OBSERVE),observe-up) # The benchmark: stack up, every scenario × every target at PROFILE, tables, stack down
-	env $$(bin/observe env) bin/proxybench bench -targets $(TARGETS) -profile $(PROFILE) -testid $(TESTID) -- $(ARGS)
+	env $$(bin/observe env) bin/proxybench bench -targets $(TARGETS) -profile $(PROFILE) -protos $(PROTOS) -modes $(MODES) $(if $(RUNS),-runs $(RUNS)) $(if $(filter 1 true yes,$(DASHBOARD)),-dashboard) -testid $(TESTID) -- $(ARGS)
 
 table: bin/proxybench # Print the tables of a saved run again: make table ID=<testid>
 	bin/proxybench table results/$(ID)
@@ -87,16 +92,14 @@ compare: bin/proxybench # Change per cell from run A to run B, and whether it ex
 test-deps: # Install what the tests need besides Go: Debian's chromium (pinned) for the report's browser test
 	report/install-chromium.sh
 
-# The report package is part of bin/proxybench: rebuild it when report/ changes.
-bin/proxybench: $(shell find report -name '*.go' -not -name '*_test.go')
 .PHONY: report compare test-deps
 
 lint: # gofmt and go vet on every Go module
-	@test -z "$$(gofmt -l cmd stack runner upstream e2e extensions observe)" || { gofmt -l cmd stack runner upstream e2e extensions observe; exit 1; }
+	@test -z "$$(gofmt -l cmd stack runner upstream e2e extensions observe report)" || { gofmt -l cmd stack runner upstream e2e extensions observe report; exit 1; }
 	$(GO) vet ./...
 	cd extensions && $(GO) vet ./...
 
-test: setup influxd lint # Unit tests, k6 inspect of every scenario, and the end-to-end test on a real stack
+test: setup influxd test-deps lint # Unit tests, k6 inspect of every scenario, and the end-to-end test on a real stack
 	$(GO) test -count=1 -timeout 30m ./...
 	cd extensions && $(GO) test -count=1 -timeout 10m ./...
 

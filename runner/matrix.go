@@ -53,3 +53,16 @@ func ProbeProtos(scenario string) []string {
 	}
 	return nil
 }
+
+// EqualLoad is the open-model pass `bench` runs after the matrix (scenarios/equal-load.js):
+// for each of these protocols it serves, every target at the same constant arrival rate,
+// EqualLoadFraction of the slowest valid target's median req/s in reused-<proto>. Apart from
+// Throughput and Probes: it needs the matrix's figures first.
+var EqualLoad = struct {
+	Scenario string
+	Protos   []string
+}{"equal-load", []string{"h1", "h2", "h3"}}
+
+// EqualLoadFraction is the offered load of the equal-load pass, as a fraction of the slowest
+// valid target's median reused req/s.
+const EqualLoadFraction = 0.5

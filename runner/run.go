@@ -32,14 +32,28 @@ type Runner struct {
 type Job struct {
 	Scenario string
 	Target   string
-	Proto    string // probes only: h1, h1c, h2
+	Proto    string // probes and equal-load: h1, h1c, h2, h3
+	// Run is the repeat number of a cell run more than once: run 1 (or 0) writes
+	// <name>.json, run N > 1 <name>.runN.json, beside it.
+	Run int
+	// Env is added to k6's environment (RATE=… for equal-load, the web dashboard's variables).
+	Env []string
 }
 
 func (j Job) name() string {
+	n := j.Scenario + "-" + j.Target
 	if j.Proto != "" {
-		return j.Scenario + "-" + j.Proto + "-" + j.Target
+		n = j.Scenario + "-" + j.Proto + "-" + j.Target
 	}
-	return j.Scenario + "-" + j.Target
+	if j.Run > 1 {
+		n += fmt.Sprintf(".run%d", j.Run)
+	}
+	return n
+}
+
+// ResultPath is the absolute path of the result file the cell writes.
+func (r *Runner) ResultPath(testid string, j Job) (string, error) {
+	return filepath.Abs(filepath.Join(r.ResultsDir, testid, j.name()+".json"))
 }
 
 // h1OverTLS tells whether the cell must keep Go's HTTP client from negotiating h2.
@@ -70,45 +84,78 @@ func (r *Runner) Env(testid string, j Job, summary string) []string {
 		// Go's client offers h2 by ALPN unless told not to; k6 has no per-request switch.
 		env = append(env, "GODEBUG=http2client=0")
 	}
-	return env
+	return append(env, j.Env...)
 }
 
 // Run runs one cell and returns its result. A run whose thresholds failed still returns its
 // result (marked invalid by the script); a run that produced none returns a Result with Err.
 func (r *Runner) Run(ctx context.Context, testid string, j Job) *Result {
+	res, _ := r.RunSampled(ctx, testid, j, 0)
+	return res
+}
+
+// RunSampled runs one cell as Run does and, when targetPID > 0, samples what it cost while k6
+// ran (StartSampler: the target's process tree from targetPID, and k6's own CPU from its pid
+// and exit status), with the target's CPU per request over every request k6 sent
+// (AllRequests). Resources are nil when there was no target pid, the sampler could not start
+// (a warning goes to Stderr) or k6 wrote no result to count requests from.
+func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID int) (*Result, *Resources) {
 	dir := filepath.Join(r.ResultsDir, testid)
-	summary, err := filepath.Abs(filepath.Join(dir, j.name()+".json"))
+	summary, err := r.ResultPath(testid, j)
 	fail := func(err error) *Result {
 		return &Result{TestID: testid, Scenario: j.Scenario, Target: j.Target, Proto: j.Proto, Err: err.Error()}
 	}
 	if err != nil {
-		return fail(err)
+		return fail(err), nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fail(err)
+		return fail(err), nil
 	}
 	_ = os.Remove(summary)
 	script := filepath.Join(r.ScenariosDir, j.Scenario+".js")
 	if _, err := os.Stat(script); err != nil {
-		return fail(fmt.Errorf("unknown scenario %q: %w", j.Scenario, err))
+		return fail(fmt.Errorf("unknown scenario %q: %w", j.Scenario, err)), nil
 	}
-	args := append([]string{"run", "--tag", "testid=" + testid}, r.ExtraArgs...)
+	// No --tag testid=…: a CLI tag replaces the script's options.tags (target, mode, …), and the
+	// scripts already tag testid from TESTID.
+	args := append([]string{"run"}, r.ExtraArgs...)
 	args = append(args, script)
 	cmd := exec.CommandContext(ctx, r.K6, args...)
 	cmd.Env = r.Env(testid, j, summary)
 	cmd.Stdout, cmd.Stderr = r.Stdout, r.Stderr
-	runErr := cmd.Run()
+	var sampler *Sampler
+	if targetPID > 0 {
+		if sampler, err = StartSampler(targetPID, 0); err != nil {
+			fmt.Fprintf(r.Stderr, "warning: %s %s: no resource figures: %v\n", j.Scenario, j.Target, err)
+		}
+	}
+	runErr := cmd.Start()
+	if runErr == nil {
+		if sampler != nil {
+			sampler.SetClient(cmd.Process.Pid)
+		}
+		runErr = cmd.Wait()
+	}
+	var res *Resources
+	if sampler != nil {
+		sampler.ClientDone(cmd.ProcessState)
+		rs := sampler.Stop()
+		if n, err := AllRequests(summary); err == nil {
+			rs.PerRequest(n)
+			res = &rs
+		}
+	}
 	var exit *exec.ExitError
 	if runErr != nil && !(errors.As(runErr, &exit) && exit.ExitCode() == thresholdsFailed) {
-		if res, err := LoadResult(summary); err == nil {
-			res.Err = fmt.Sprintf("k6 exited: %v", runErr)
-			return res
+		if got, err := LoadResult(summary); err == nil {
+			got.Err = fmt.Sprintf("k6 exited: %v", runErr)
+			return got, res
 		}
-		return fail(fmt.Errorf("k6 run %s (target %s): %w", j.Scenario, j.Target, runErr))
+		return fail(fmt.Errorf("k6 run %s (target %s): %w", j.Scenario, j.Target, runErr)), nil
 	}
-	res, err := LoadResult(summary)
+	got, err := LoadResult(summary)
 	if err != nil {
-		return fail(fmt.Errorf("k6 run %s (target %s) wrote no result: %w", j.Scenario, j.Target, err))
+		return fail(fmt.Errorf("k6 run %s (target %s) wrote no result: %w", j.Scenario, j.Target, err)), nil
 	}
-	return res
+	return got, res
 }

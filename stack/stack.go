@@ -20,13 +20,19 @@ type Paths struct {
 	TargetsFile string // targets.json
 	RunDir      string // state of a running stack: certs, configs, logs, pids
 	CacheDir    string // installed proxies, outside the clone
+	Proxies     string // one folder per proxy; empty: Root/proxies
 }
 
 // CacheBin is where install scripts put binaries that are not on PATH.
 func (p Paths) CacheBin() string { return filepath.Join(p.CacheDir, "bin") }
 
 // ProxiesDir holds one folder per proxy.
-func (p Paths) ProxiesDir() string { return filepath.Join(p.Root, "proxies") }
+func (p Paths) ProxiesDir() string {
+	if p.Proxies != "" {
+		return p.Proxies
+	}
+	return filepath.Join(p.Root, "proxies")
+}
 
 // UpstreamBin is the upstream the Makefile builds.
 func (p Paths) UpstreamBin() string { return filepath.Join(p.Root, "bin", "upstream") }

@@ -45,7 +45,7 @@ func newRunner(s *stack.Stack, f *runFlags) *runner.Runner {
 	return &runner.Runner{
 		K6:           filepath.Join(s.Root, "bin", "k6"),
 		ScenariosDir: filepath.Join(s.Root, "scenarios"),
-		ResultsDir:   envOr("RESULTS_DIR", filepath.Join(s.Root, "results")),
+		ResultsDir:   envPath("RESULTS_DIR", filepath.Join(s.Root, "results")),
 		TargetsFile:  s.TargetsFile,
 		CAFile:       stack.CertsIn(filepath.Join(s.RunDir, "certs")).CAFile,
 		Profile:      f.profile,
@@ -226,47 +226,6 @@ func cmdK6(ctx context.Context, args []string) error {
 	}
 	r := newRunner(s, f)
 	results := runCells(ctx, r, f.testid, cells, targets, sv)
-	return invalidErr(results, filepath.Join(r.ResultsDir, f.testid))
-}
-
-func cmdBench(ctx context.Context, args []string) (err error) {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	f, err := parseRunFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	s, err := newStack()
-	if err != nil {
-		return err
-	}
-	names, err := s.Config.Select(f.targets)
-	if err != nil {
-		return err
-	}
-	if err := s.Up(ctx, names); err != nil {
-		return err
-	}
-	defer func() {
-		if derr := s.Down(); derr != nil {
-			err = errors.Join(err, derr)
-		}
-	}()
-	var cells []cell
-	for _, sc := range runner.Throughput {
-		cells = append(cells, cell{scenario: sc})
-	}
-	for _, p := range runner.Probes {
-		cells = append(cells, cell{scenario: p.Scenario, protos: p.Protos})
-	}
-	sv, err := servedProtocols(s)
-	if err != nil {
-		return err
-	}
-	t0 := time.Now()
-	r := newRunner(s, f)
-	results := runCells(ctx, r, f.testid, cells, names, sv)
-	fmt.Fprintf(os.Stderr, "\nbench: %d cells in %v\n", len(results), time.Since(t0).Round(time.Second))
-	printTables(results, f.profile, f.testid)
 	return invalidErr(results, filepath.Join(r.ResultsDir, f.testid))
 }
 

@@ -6,8 +6,11 @@
 //	proxybench down
 //	proxybench status
 //	proxybench k6     -scenario NAME [-targets all] [-proto h1|h1c|h2|h3] [-testid ID] [-- k6 flags]
-//	proxybench bench  [-targets all] [-testid ID] [-- k6 flags]
+//	proxybench bench  [-targets all] [-profile smoke] [-protos h1,h1c,h2,h3] [-modes reused,fresh,probe]
+//	                  [-runs N] [-dashboard] [-testid ID] [-- k6 flags]
 //	proxybench table  results/ID
+//	proxybench report results/ID
+//	proxybench compare results/A results/B
 package main
 
 import (
@@ -35,7 +38,7 @@ var commands = map[string]func(ctx context.Context, args []string) error{
 
 func main() {
 	if len(os.Args) < 2 || commands[os.Args[1]] == nil {
-		fmt.Fprintln(os.Stderr, "usage: proxybench setup|up|down|status|k6|bench|table [flags] (see `make help`)")
+		fmt.Fprintln(os.Stderr, "usage: proxybench setup|up|down|status|k6|bench|table|report|compare [flags] (see `make help`)")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -62,20 +65,28 @@ func paths() (stack.Paths, error) {
 	}
 	return stack.Paths{
 		Root:        root,
-		TargetsFile: envOr("TARGETS_FILE", filepath.Join(root, "targets.json")),
-		RunDir:      envOr("PROXYBENCH_RUN", filepath.Join(root, "run")),
+		TargetsFile: envPath("TARGETS_FILE", filepath.Join(root, "targets.json")),
+		RunDir:      envPath("PROXYBENCH_RUN", filepath.Join(root, "run")),
 		CacheDir:    cache,
+		Proxies:     envPath("PROXYBENCH_PROXIES", ""),
 	}, nil
 }
 
+// envOr is the environment's value of key, or def.
 func envOr(key, def string) string {
 	if v := os.Getenv(key); v != "" {
-		if abs, err := filepath.Abs(v); err == nil {
-			return abs
-		}
 		return v
 	}
 	return def
+}
+
+// envPath is envOr for a path, made absolute: k6 and the proxies run in other directories.
+func envPath(key, def string) string {
+	v := envOr(key, def)
+	if abs, err := filepath.Abs(v); err == nil && v != "" {
+		return abs
+	}
+	return v
 }
 
 func newStack() (*stack.Stack, error) {

@@ -1,0 +1,347 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/proxybench/proxybench/report"
+	"github.com/proxybench/proxybench/runner"
+)
+
+// profileRuns is how many times each throughput cell runs when RUNS is not given.
+var profileRuns = map[string]int{"smoke": 1, "stable": 5, "stress": 3}
+
+var (
+	allProtos = []string{"h1", "h1c", "h2", "h3"}
+	allModes  = []string{"reused", "fresh", "probe"}
+)
+
+type benchFlags struct {
+	*runFlags
+	protos, modes []string
+	runs          int
+	dashboard     bool
+}
+
+func envString(key, def string) string {
+	if v := strings.TrimSpace(os.Getenv(key)); v != "" {
+		return v
+	}
+	return def
+}
+
+// listFlag parses a comma-separated list whose every entry must be one of valid.
+func listFlag(name, spec string, valid []string) ([]string, error) {
+	if spec == "" || spec == "all" {
+		return valid, nil
+	}
+	var out []string
+	for _, v := range strings.Split(spec, ",") {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			continue
+		}
+		if !slices.Contains(valid, v) {
+			return nil, fmt.Errorf("unknown %s %q: valid are %s", name, v, strings.Join(valid, ", "))
+		}
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s is empty: valid are %s", name, strings.Join(valid, ", "))
+	}
+	return out, nil
+}
+
+func parseBenchFlags(args []string) (*benchFlags, error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	protos := fs.String("protos", envString("PROTOS", "all"), "protocols: all or a comma-separated list of h1, h1c, h2, h3")
+	modes := fs.String("modes", envString("MODES", "all"), "connection patterns: all or a comma-separated list of reused, fresh, probe")
+	runs := fs.String("runs", envString("RUNS", ""), "runs per throughput cell (default: smoke 1, stable 5, stress 3)")
+	dash := fs.Bool("dashboard", envString("DASHBOARD", "") == "1", "keep k6's web dashboard HTML export of every run")
+	f, err := parseRunFlags(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	b := &benchFlags{runFlags: f, dashboard: *dash, runs: profileRuns[f.profile]}
+	if b.protos, err = listFlag("PROTOS", *protos, allProtos); err != nil {
+		return nil, err
+	}
+	if b.modes, err = listFlag("MODES", *modes, allModes); err != nil {
+		return nil, err
+	}
+	if *runs != "" {
+		n, err := strconv.Atoi(*runs)
+		if err != nil || n < 1 || n > 100 {
+			return nil, fmt.Errorf("RUNS=%q: want a whole number in 1..100", *runs)
+		}
+		b.runs = n
+	}
+	return b, nil
+}
+
+// benchJob is one k6 run of the matrix.
+type benchJob struct {
+	job  runner.Job
+	runs int // of its cell
+}
+
+// plan is the matrix, in order: throughput (each RUNS times) then the probes (once: a probe
+// repeats SAMPLES times within its run).
+func (f *benchFlags) plan(targets []string) []benchJob {
+	var jobs []benchJob
+	for _, sc := range runner.Throughput {
+		mode, _, _ := strings.Cut(sc, "-")
+		if !slices.Contains(f.modes, mode) || !slices.Contains(f.protos, runner.Requires(runner.Job{Scenario: sc})) {
+			continue
+		}
+		for _, t := range targets {
+			for run := 1; run <= f.runs; run++ {
+				jobs = append(jobs, benchJob{job: runner.Job{Scenario: sc, Target: t, Run: run}, runs: f.runs})
+			}
+		}
+	}
+	if slices.Contains(f.modes, "probe") {
+		for _, p := range runner.Probes {
+			for _, t := range targets {
+				for _, proto := range p.Protos {
+					if slices.Contains(f.protos, proto) {
+						jobs = append(jobs, benchJob{job: runner.Job{Scenario: p.Scenario, Target: t, Proto: proto}, runs: 1})
+					}
+				}
+			}
+		}
+	}
+	return jobs
+}
+
+// bench is one `proxybench bench`: the runner, what is up, and the saved run being built.
+type bench struct {
+	r       *runner.Runner
+	testid  string
+	dir     string
+	sv      served
+	pids    map[string]int
+	b       *report.Bench
+	dash    bool
+	results []*runner.Result // every run, for the exit status
+	tables  []*runner.Result // run 1 of each cell, for the tables
+}
+
+// runnable tells whether a job can run, else records it as not run (its target lacks the
+// protocol, or is not installed) and returns false.
+func (x *bench) runnable(j runner.Job) bool {
+	var res *runner.Result
+	if how := x.sv.missing[j.Target]; how != "" {
+		if j.Run > 1 {
+			return false
+		}
+		res = x.r.SkipMissing(x.testid, j, how)
+	} else if need := runner.Requires(j); !slices.Contains(x.sv.protocols[j.Target], need) {
+		if j.Run > 1 {
+			return false
+		}
+		res = x.r.Skip(x.testid, j, x.sv.protocols[j.Target])
+	} else {
+		return true
+	}
+	x.add(j, res, nil) // one "not run" row per cell, whatever RUNS
+	return false
+}
+
+// run runs one job with its resources sampled, and adds it to the bench.
+func (x *bench) run(ctx context.Context, j runner.Job) *runner.Result {
+	if x.dash {
+		if path, err := x.r.ResultPath(x.testid, j); err == nil {
+			j.Env = append(j.Env, "K6_WEB_DASHBOARD=true", "K6_WEB_DASHBOARD_PORT=-1",
+				"K6_WEB_DASHBOARD_EXPORT="+report.DashboardFile(path))
+		}
+	}
+	res, rs := x.r.RunSampled(ctx, x.testid, j, x.pids[j.Target])
+	x.add(j, res, rs)
+	return res
+}
+
+func (x *bench) add(j runner.Job, res *runner.Result, rs *runner.Resources) {
+	x.results = append(x.results, res)
+	if j.Run <= 1 && res.Mode != report.EqualLoadMode {
+		x.tables = append(x.tables, res)
+	}
+	path, err := x.r.ResultPath(x.testid, j)
+	if err == nil && res.Err == "" {
+		if err = x.b.AddFile(x.dir, path, rs); err == nil {
+			return
+		}
+	}
+	// k6 wrote no result (or one we cannot read): an invalid run, from what we know.
+	x.b.Add(relOr(x.dir, path), res, rs)
+}
+
+func relOr(dir, path string) string {
+	if r, err := filepath.Rel(dir, path); err == nil {
+		return r
+	}
+	return path
+}
+
+// progress prints the line of cell i of n: what runs, time so far and the time left at the
+// pace so far.
+func progress(i, n int, j runner.Job, runs int, t0 time.Time) {
+	el := time.Since(t0)
+	eta := "–"
+	if i > 1 {
+		eta = fmtDur(time.Duration(float64(el) / float64(i-1) * float64(n-i+1)))
+	}
+	proto := j.Proto
+	if proto == "" {
+		proto = runner.Requires(j)
+	}
+	run := max(j.Run, 1)
+	fmt.Fprintf(os.Stderr, "\n[%d/%d] %s %s %s run %d/%d  elapsed %s  ETA %s\n", i, n, j.Scenario, proto, j.Target, run, runs, fmtDur(el), eta)
+}
+
+func fmtDur(d time.Duration) string {
+	s := int(d.Round(time.Second).Seconds())
+	if s >= 3600 {
+		return fmt.Sprintf("%dh%02dm%02ds", s/3600, s/60%60, s%60)
+	}
+	return fmt.Sprintf("%dm%02ds", s/60, s%60)
+}
+
+func cmdBench(ctx context.Context, args []string) (err error) {
+	f, err := parseBenchFlags(args)
+	if err != nil {
+		return err
+	}
+	s, err := newStack()
+	if err != nil {
+		return err
+	}
+	names, err := s.Config.Select(f.targets)
+	if err != nil {
+		return err
+	}
+	if err := s.Up(ctx, names); err != nil {
+		return err
+	}
+	defer func() {
+		if derr := s.Down(); derr != nil {
+			err = errors.Join(err, derr)
+		}
+	}()
+	sv, err := servedProtocols(s)
+	if err != nil {
+		return err
+	}
+	st, err := s.LoadState()
+	if err != nil {
+		return err
+	}
+	r := newRunner(s, f.runFlags)
+	x := &bench{r: r, testid: f.testid, dir: filepath.Join(r.ResultsDir, f.testid), sv: sv, pids: map[string]int{}, dash: f.dashboard}
+	for n, t := range st.Targets {
+		x.pids[n] = t.PID
+	}
+	if err := os.MkdirAll(x.dir, 0o755); err != nil {
+		return err
+	}
+	m := manifest(ctx, s, r.K6, names, f.profile)
+	x.b = report.New(f.testid, f.profile, m)
+	fmt.Fprintf(os.Stderr, "bench %s: profile %s, %d run(s) per throughput cell, protocols %s, modes %s; pinning %s\n",
+		f.testid, f.profile, f.runs, strings.Join(f.protos, ","), strings.Join(f.modes, ","), m["pinning"])
+
+	var todo []benchJob
+	for _, bj := range f.plan(names) {
+		if x.runnable(bj.job) {
+			todo = append(todo, bj)
+		}
+	}
+	t0 := time.Now()
+	for i, bj := range todo {
+		if ctx.Err() != nil {
+			break
+		}
+		progress(i+1, len(todo), bj.job, bj.runs, t0)
+		x.run(ctx, bj.job)
+	}
+	x.b.Finish()
+	if slices.Contains(f.modes, "reused") && ctx.Err() == nil {
+		x.equalLoad(ctx, f, names)
+	}
+	x.b.Finished = time.Time{}
+	x.b.Finish()
+	fmt.Fprintf(os.Stderr, "\nbench: %d runs in %v\n", len(todo), time.Since(t0).Round(time.Second))
+	printTables(x.tables, f.profile, f.testid)
+	if err := x.b.Save(x.dir); err != nil {
+		return err
+	}
+	if err := report.Write(x.dir, x.b); err != nil {
+		return err
+	}
+	fmt.Printf("\nreport: %s\n", filepath.Join(x.dir, "report.html"))
+	return invalidErr(x.results, x.dir)
+}
+
+// equalLoad is the open-model pass: per protocol, every target at EqualLoadFraction of the
+// slowest valid target's median reused req/s.
+func (x *bench) equalLoad(ctx context.Context, f *benchFlags, names []string) {
+	type pass struct {
+		proto string
+		rate  int
+	}
+	var passes []pass
+	for _, p := range runner.EqualLoad.Protos {
+		if !slices.Contains(f.protos, p) {
+			continue
+		}
+		slowest, who := math.Inf(1), ""
+		for _, c := range x.b.Cells {
+			if c.Scenario == "reused-"+p && c.Valid && c.RPS.N > 0 && c.RPS.Median > 0 && c.RPS.Median < slowest {
+				slowest, who = c.RPS.Median, c.Target
+			}
+		}
+		if who == "" {
+			fmt.Fprintf(os.Stderr, "\nequal-load %s: not run, no valid reused-%s cell to take the rate from\n", p, p)
+			continue
+		}
+		rate := max(1, int(slowest*runner.EqualLoadFraction))
+		fmt.Fprintf(os.Stderr, "\nequal-load %s: %d req/s for every target (%.0f%% of %s's median %.0f req/s, the slowest valid)\n",
+			p, rate, runner.EqualLoadFraction*100, who, slowest)
+		passes = append(passes, pass{p, rate})
+	}
+	var todo []runner.Job
+	for _, ps := range passes {
+		for _, t := range names {
+			j := runner.Job{Scenario: runner.EqualLoad.Scenario, Target: t, Proto: ps.proto, Env: []string{"RATE=" + strconv.Itoa(ps.rate)}}
+			if x.sv.missing[t] != "" || !slices.Contains(x.sv.protocols[t], ps.proto) {
+				continue // no row: the matrix's tables already say the target lacks it
+			}
+			todo = append(todo, j)
+		}
+	}
+	t0 := time.Now()
+	byProto := map[string][]*runner.Result{}
+	for i, j := range todo {
+		if ctx.Err() != nil {
+			break
+		}
+		progress(i+1, len(todo), j, 1, t0)
+		res := x.run(ctx, j)
+		byProto[j.Proto] = append(byProto[j.Proto], res)
+	}
+	for _, ps := range passes {
+		if rs := byProto[ps.proto]; len(rs) > 0 {
+			runner.PrintTable(os.Stdout, fmt.Sprintf("equal-load %s at %d req/s  (testid %s)", ps.proto, ps.rate, x.testid), rs)
+		}
+	}
+}

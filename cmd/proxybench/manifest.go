@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/proxybench/proxybench/runner"
+	"github.com/proxybench/proxybench/stack"
+)
+
+// manifest is what ran where, written with the results (report.Bench.Manifest): k6's and every
+// target's version, kernel, CPU model and count, the sha256 of targets.json and of every
+// rendered proxy config, the profile, the pinning layout and the git commit.
+func manifest(ctx context.Context, s *stack.Stack, k6 string, names []string, profile string) map[string]any {
+	cpus := runner.CPUsAvailable()
+	m := map[string]any{
+		"k6_version": firstLine(commandOutput(ctx, s.Root, k6, "version")),
+		"kernel":     strings.TrimSpace(readFile("/proc/sys/kernel/osrelease")),
+		"cpu_model":  cpuModel(),
+		"cpus":       cpus,
+		"profile":    profile,
+		"pinning":    fmt.Sprintf("none: client, proxies and upstream share %d CPUs", cpus),
+		"git_commit": "unknown",
+	}
+	if c := firstLine(commandOutput(ctx, s.Root, "git", "rev-parse", "HEAD")); c != "" {
+		m["git_commit"] = c
+	}
+	proxies := map[string]string{}
+	if st, err := s.LoadState(); err == nil {
+		for n, r := range st.Targets {
+			proxies[n] = r.Version
+		}
+		for n, how := range st.Missing {
+			proxies[n] = "not installed: " + how
+		}
+	}
+	m["proxies"] = proxies
+	hashes := map[string]string{}
+	if h := fileHash(s.TargetsFile); h != "" {
+		hashes["targets.json"] = h
+	}
+	defs, _ := s.Definitions(names) // a target without a folder has no config to hash
+	for n, d := range defs {
+		f := d.ConfigFile(filepath.Join(s.RunDir, n))
+		if h := fileHash(f); h != "" {
+			hashes[n+"/"+filepath.Base(f)] = h
+		}
+	}
+	m["config_hashes"] = hashes
+	return m
+}
+
+func commandOutput(ctx context.Context, dir, name string, args ...string) string {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "K6_NO_USAGE_REPORT=true", "K6_AUTO_EXTENSION_RESOLUTION=false")
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	return string(out)
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return strings.TrimSpace(s)
+}
+
+func readFile(path string) string {
+	data, _ := os.ReadFile(path)
+	return string(data)
+}
+
+// cpuModel is /proc/cpuinfo's first "model name" (x86) or, failing that, its "Hardware" or
+// "CPU part" line (ARM), else "unknown".
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return "unknown"
+	}
+	defer f.Close()
+	found := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if ok && v != "" && found[k] == "" {
+			found[k] = v
+		}
+	}
+	for _, k := range []string{"model name", "Hardware", "CPU part"} {
+		if found[k] != "" {
+			return found[k]
+		}
+	}
+	return "unknown"
+}
+
+func fileHash(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,97 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proxybench/proxybench/runner"
+	"github.com/proxybench/proxybench/stack"
+)
+
+// TestAddTargetIsAFolder proves what the README promises: a proxy is added by a folder under
+// proxies/ and its ports in targets.json, with no code change. It copies nginx's folder as a
+// throwaway target with a config of its own (a marker header), brings it up through the real
+// CLI and runs a scenario on it.
+func TestAddTargetIsAFolder(t *testing.T) {
+	t.Setenv("E2E_PORT_OFFSET", strconv.Itoa(portOffset(t)+300))
+	t.Setenv("E2E_TARGETS", stack.Direct)
+	h := newHarness(t)
+	const name = "nginx-alt"
+
+	proxies := t.TempDir()
+	src := filepath.Join(h.root, "proxies")
+	copyFile(t, filepath.Join(src, "apt-pinned.sh"), filepath.Join(proxies, "apt-pinned.sh"))
+	for _, f := range []string{"target.json", "install.sh", "nginx.conf.tmpl"} {
+		copyFile(t, filepath.Join(src, "nginx", f), filepath.Join(proxies, name, f))
+	}
+	conf := filepath.Join(proxies, name, "nginx.conf.tmpl")
+	data, _ := os.ReadFile(conf)
+	marked := strings.Replace(string(data), "server_tokens off;", "server_tokens off;\n    add_header X-Proxybench-Target {{.Name}} always;", 1)
+	if marked == string(data) {
+		t.Fatal("nginx.conf.tmpl has no `server_tokens off;` line to put the marker after")
+	}
+	if err := os.WriteFile(conf, []byte(marked), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PROXYBENCH_PROXIES", proxies)
+
+	d := h.cfg.Targets[stack.Direct]
+	h.cfg.Targets[name] = stack.Ports{TLS: d.TLS + 50, H1C: d.H1C + 50}
+	cfgJSON, _ := json.MarshalIndent(h.cfg, "", "  ")
+	if err := os.WriteFile(h.targets, cfgJSON, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	out, err := h.proxybench(t, "up")
+	t.Cleanup(func() {
+		if out, err := h.proxybench(t, "down"); err != nil {
+			t.Errorf("down: %v\n%s", err, out)
+		}
+	})
+	if err != nil {
+		t.Fatalf("up with a target added as a folder: %v\n%s", err, out)
+	}
+
+	// The folder's own config is what serves: its marker comes back.
+	url := fmt.Sprintf("http://127.0.0.1:%d/", h.cfg.Targets[name].H1C)
+	res, err := (&http.Client{Timeout: 5 * time.Second}).Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if got := res.Header.Get("X-Proxybench-Target"); got != name {
+		t.Errorf("GET %s: X-Proxybench-Target = %q, want %q (the added folder's config)", url, got, name)
+	}
+
+	out, err = h.proxybench(t, "k6", "-scenario", "reused-h1c", "-targets", name, "-testid", "e2e-add")
+	if err != nil {
+		t.Fatalf("reused-h1c on %s: %v\n%s", name, err, out)
+	}
+	r, err := runner.LoadResult(filepath.Join(h.results, "e2e-add", "reused-h1c-"+name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResult(t, "reused-h1c", r)
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	data, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(from)
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, data, st.Mode().Perm()); err != nil {
+		t.Fatal(err)
+	}
+}
