@@ -198,8 +198,10 @@ func TestSamplerIdleTree(t *testing.T) {
 	if r.RSSPeakMB <= 0 {
 		t.Errorf("RSS peak = %.2f MiB, want > 0", r.RSSPeakMB)
 	}
-	if r.Samples < 5 || r.TargetProcs != 2 {
-		t.Errorf("samples %d, processes %d", r.Samples, r.TargetProcs)
+	// TargetProcs counts every process seen in the tree during the cell, so on a loaded machine
+	// a short-lived one may be counted too (seen once in CI: 3); the two started must be there.
+	if r.Samples < 5 || r.TargetProcs < 2 {
+		t.Errorf("samples %d, processes %d, want ≥ 5 samples and the 2 processes started", r.Samples, r.TargetProcs)
 	}
 	if again := s.Stop(); again != r {
 		t.Errorf("second Stop = %+v, want the same figures", again)

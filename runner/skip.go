@@ -12,7 +12,7 @@ import (
 var wire = map[string]string{"h1": "HTTP/1.1", "h1c": "HTTP/1.1", "h2": "HTTP/2.0", "h3": "HTTP/3.0"}
 
 // Skip records a cell that is not run because its target does not serve the protocol the cell
-// needs (nginx 1.22 and HAProxy 2.6 have no HTTP/3): a result with Skipped set, written beside
+// needs (Pingora and h2o 2.2 have no HTTP/3): a result with Skipped set, written beside
 // the others so that the table, `proxybench table` and any report show the row as "no h3"
 // instead of leaving the target out. serves are the target's protocols, for the reason.
 func (r *Runner) Skip(testid string, j Job, serves []string) *Result {

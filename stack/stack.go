@@ -310,6 +310,10 @@ func (s *Stack) start(ctx context.Context, name string, r *Running, argv, env []
 	r.Process = *p
 	t0 := time.Now()
 	if err := s.waitReady(ctx, name, r, prober); err != nil {
+		// Not up means not left running either: Up only stops what made it into the state.
+		if stopErr := r.Stop(10 * time.Second); stopErr != nil {
+			err = errors.Join(err, stopErr)
+		}
 		return err
 	}
 	s.logf("%-8s up   pid %-7d %-22s ready in %v", name, r.PID, r.Version, time.Since(t0).Round(time.Millisecond))

@@ -132,7 +132,7 @@ func servedProtocols(s *stack.Stack) (served, error) {
 }
 
 // runCells runs each cell against each target and prints its table; it returns every result.
-// A cell needing a protocol its target does not serve (h3 on nginx 1.22) is not run: it is
+// A cell needing a protocol its target does not serve (h3 on Pingora) is not run: it is
 // recorded as skipped ("no h3") and shown as such, never left out of the table.
 func runCells(ctx context.Context, r *runner.Runner, testid string, cells []cell, targets []string, sv served) []*runner.Result {
 	var all []*runner.Result

@@ -1,11 +1,39 @@
 #!/usr/bin/env bash
-# Installs HAProxy from Debian (bookworm).
+# Builds HAProxy with QUIC (HTTP/3) as $PROXYBENCH_CACHE/bin/haproxy-quic from
+# Debian 13's source package (bookworm's HAProxy 2.6 is built without QUIC).
+# Compiled with bookworm's toolchain, OpenSSL 3.0 and PCRE2, with Debian's
+# patches and Debian's build options, except those that need more libraries
+# (Lua, OpenTracing, systemd, jemalloc: bookworm's 2.6 has no jemalloc
+# either). OpenSSL 3.0 has no QUIC API: USE_QUIC_OPENSSL_COMPAT=1 (as Debian 13
+# builds it too) and the config's "limited-quic" enable HAProxy's own layer.
+# Idempotent: returns at once when the binary was built from the same version
+# and options.
 set -euo pipefail
 cd "$(dirname "$0")"
 # shellcheck source-path=SCRIPTDIR
-. ../apt-pinned.sh
+. ../deb-source.sh
 
-HAPROXY_DEB_VERSION="${HAPROXY_DEB_VERSION:-2.6.12-1+deb12u4}"
+HAPROXY_SRC_VERSION="${HAPROXY_SRC_VERSION:-3.0.11-1+deb13u3}"
 
-APT_PIDFILES="/run/haproxy.pid" apt_install_pinned haproxy \
-  "haproxy=$HAPROXY_DEB_VERSION"
+build="$PROXYBENCH_CACHE/build/haproxy-$HAPROXY_SRC_VERSION"
+upstream_version="${HAPROXY_SRC_VERSION%-*}"
+options=(
+  TARGET=linux-glibc
+  USE_OPENSSL=1 USE_QUIC=1 USE_QUIC_OPENSSL_COMPAT=1
+  USE_PCRE2=1 USE_PCRE2_JIT=1 USE_SLZ=1 USE_PROMEX=1
+)
+cflags="$(dpkg-buildflags --get CFLAGS) $(dpkg-buildflags --get CPPFLAGS)"
+cflags="${cflags//-ffile-prefix-map=$PWD=./-ffile-prefix-map=$build=.}"
+ldflags="$(dpkg-buildflags --get LDFLAGS)"
+stamp="$HAPROXY_SRC_VERSION ${options[*]} $cflags $ldflags"
+
+if deb_build_current haproxy-quic "$stamp"; then exit 0; fi
+
+deb_build_deps build-essential dpkg-dev libssl-dev libpcre2-dev libcrypt-dev
+deb_source_tree haproxy "$HAPROXY_SRC_VERSION" "$build"
+cd "$build"
+make -j"$(nproc)" "${options[@]}" CFLAGS="$cflags" LDFLAGS="$ldflags" \
+  IGNOREGIT=true VERSION="$upstream_version" SUBVERS="-${HAPROXY_SRC_VERSION##*-}" \
+  >make.log 2>&1 || { tail -n 30 make.log >&2; exit 1; }
+deb_build_install haproxy-quic haproxy "$stamp"
+"$PROXYBENCH_CACHE/bin/haproxy-quic" -v | sed -n 1p >&2

@@ -1,13 +1,43 @@
 #!/usr/bin/env bash
-# Installs nginx from Debian (bookworm). The `nginx` package holds the binary
-# with http_ssl, http_v2 and the proxy/upstream keepalive modules built in;
-# nginx-light/-core/-full only add dynamic modules we do not use.
+# Builds nginx with HTTP/3 (QUIC) as $PROXYBENCH_CACHE/bin/nginx-quic from
+# Debian 13's source package (bookworm's nginx 1.22 has no http_v3; 1.25+
+# has, and works with bookworm's OpenSSL 3.0 through its own QUIC layer).
+# Compiled with bookworm's toolchain, OpenSSL, PCRE2 and zlib, with Debian's
+# patches and the core of Debian's configure flags (its `nginx` package's
+# built-in modules; none of the dynamic ones). Idempotent: returns at once when
+# the binary was built from the same version and flags.
 set -euo pipefail
 cd "$(dirname "$0")"
 # shellcheck source-path=SCRIPTDIR
-. ../apt-pinned.sh
+. ../deb-source.sh
 
-NGINX_DEB_VERSION="${NGINX_DEB_VERSION:-1.22.1-9+deb12u11}"
+NGINX_SRC_VERSION="${NGINX_SRC_VERSION:-1.26.3-3+deb13u7}"
 
-APT_PIDFILES="/run/nginx.pid" apt_install_pinned nginx \
-  "nginx-common=$NGINX_DEB_VERSION" "nginx=$NGINX_DEB_VERSION"
+build="$PROXYBENCH_CACHE/build/nginx-$NGINX_SRC_VERSION"
+cflags="$(dpkg-buildflags --get CFLAGS) -fPIC $(dpkg-buildflags --get CPPFLAGS)"
+ldflags="$(dpkg-buildflags --get LDFLAGS) -Wl,-z,now -fPIC"
+# Debian's basic_configure_flags (debian/rules), paths moved out of /etc,
+# /var and /run: the stack always passes -p RunDir and -c, and the config sets
+# the pid file and every temp path
+configure=(
+  --prefix="$PROXYBENCH_CACHE/nginx-quic"
+  --error-log-path=stderr
+  --with-compat --with-debug --with-pcre-jit --with-threads
+  --with-http_ssl_module --with-http_v2_module --with-http_v3_module
+  --with-http_stub_status_module --with-http_realip_module
+  --with-http_auth_request_module --with-http_dav_module --with-http_slice_module
+)
+# dpkg-buildflags maps the current directory to "." in debug info: the build's
+cflags="${cflags//-ffile-prefix-map=$PWD=./-ffile-prefix-map=$build=.}"
+stamp="$NGINX_SRC_VERSION ${configure[*]} $cflags $ldflags"
+
+if deb_build_current nginx-quic "$stamp"; then exit 0; fi
+
+deb_build_deps build-essential dpkg-dev libssl-dev libpcre2-dev zlib1g-dev
+deb_source_tree nginx "$NGINX_SRC_VERSION" "$build"
+cd "$build"
+./configure --with-cc-opt="$cflags" --with-ld-opt="$ldflags" "${configure[@]}" >configure.log 2>&1 ||
+  { tail -n 30 configure.log >&2; exit 1; }
+make -j"$(nproc)" >make.log 2>&1 || { tail -n 30 make.log >&2; exit 1; }
+deb_build_install nginx-quic objs/nginx "$stamp"
+"$PROXYBENCH_CACHE/bin/nginx-quic" -V 2>&1 | sed -n 1p >&2
