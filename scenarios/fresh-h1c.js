@@ -5,35 +5,14 @@
 // k6 timed a TCP connect for it, and the run is valid only if
 // new_connections == requests. rps = requests / (first request start → last response end).
 import http from 'k6/http';
-import { checkRoot, probeTarget, requestParams, ROOT_BYTES } from './lib/checks.js';
-import { loadConfig } from './lib/config.js';
-import { clockMs, now } from './lib/metrics.js';
-import { freshOptions } from './lib/options.js';
-import { assertOutput, planOutput } from './lib/output.js';
-import { summarize } from './lib/summary.js';
+import { rootScenario } from './lib/scenario.js';
 
-const cfg = loadConfig({ scenario: 'fresh-h1c', mode: 'fresh', proto: 'h1c', route: '/' });
-const out = planOutput(cfg);
-const params = requestParams(cfg);
+const s = rootScenario({ scenario: 'fresh-h1c', mode: 'fresh', proto: 'h1c', client: http });
 
-export const options = freshOptions(cfg);
-
-export function setup() {
-  assertOutput(out);
-  return { probed: probeTarget(cfg, { expectBytes: ROOT_BYTES }) };
-}
+export const options = s.options;
+export const setup = s.setup;
+export const handleSummary = s.handleSummary;
 
 export default function () {
-  clockMs.add(now());
-  checkRoot(http.get(cfg.url, params), cfg);
-  clockMs.add(now());
-}
-
-export function handleSummary(data) {
-  return summarize(data, cfg, out, {
-    expected: cfg.requests,
-    extra: {
-      http_req_connecting: 'http_req_connecting',
-    },
-  });
+  s.iteration();
 }

@@ -12,36 +12,14 @@
 // 32 such refusals are the server's limit, not the client's. The smoke profile opens 32 at a
 // time; stable (64) and stress (100) can hit it on a busy machine.
 import http3 from 'k6/x/http3';
-import { checkRoot, probeTarget, requestParams, ROOT_BYTES } from './lib/checks.js';
-import { loadConfig } from './lib/config.js';
-import { clockMs, now } from './lib/metrics.js';
-import { freshOptions } from './lib/options.js';
-import { assertOutput, planOutput } from './lib/output.js';
-import { summarize } from './lib/summary.js';
+import { rootScenario } from './lib/scenario.js';
 
-const cfg = loadConfig({ scenario: 'fresh-h3', mode: 'fresh', proto: 'h3', route: '/' });
-const out = planOutput(cfg);
-const params = requestParams(cfg);
+const s = rootScenario({ scenario: 'fresh-h3', mode: 'fresh', proto: 'h3', client: http3 });
 
-export const options = freshOptions(cfg);
-
-export function setup() {
-  assertOutput(out);
-  return { probed: probeTarget(cfg, { expectBytes: ROOT_BYTES }) };
-}
+export const options = s.options;
+export const setup = s.setup;
+export const handleSummary = s.handleSummary;
 
 export default function () {
-  clockMs.add(now());
-  checkRoot(http3.get(cfg.url, params), cfg);
-  clockMs.add(now());
-}
-
-export function handleSummary(data) {
-  return summarize(data, cfg, out, {
-    expected: cfg.requests,
-    extra: {
-      http_req_connecting: 'http_req_connecting',
-      http_req_tls_handshaking: 'http_req_tls_handshaking',
-    },
-  });
+  s.iteration();
 }

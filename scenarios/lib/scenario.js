@@ -1,0 +1,41 @@
+// The one-request-per-iteration scenarios (reused-h1, reused-h1c and every fresh-*) differ only
+// in their name, protocol, pattern and client: rootScenario builds one, and each script stays a
+// file of its own (one per protocol × pattern) that says what it measures.
+import { checkRoot, probeTarget, requestParams, ROOT_BYTES } from './checks.js';
+import { loadConfig } from './config.js';
+import { clockMs, now } from './metrics.js';
+import { freshOptions, reusedOptions } from './options.js';
+import { assertOutput, planOutput } from './output.js';
+import { summarize } from './summary.js';
+
+// rootScenario: GET / once per iteration with client (k6/http or k6/x/http3), every response
+// checked. mode 'reused' keeps each VU's connection; mode 'fresh' opens one per request and
+// proves it (new_connections == requests, rps over first request start → last response end).
+export function rootScenario({ scenario, mode, proto, client }) {
+  const cfg = loadConfig({ scenario, mode, proto, route: '/' });
+  const out = planOutput(cfg);
+  const params = requestParams(cfg);
+  const fresh = mode === 'fresh';
+  return {
+    options: fresh ? freshOptions(cfg) : reusedOptions(cfg),
+    setup() {
+      assertOutput(out);
+      return { probed: probeTarget(cfg, { expectBytes: ROOT_BYTES }) };
+    },
+    iteration() {
+      if (fresh) clockMs.add(now());
+      checkRoot(client.get(cfg.url, params), cfg);
+      if (fresh) clockMs.add(now());
+    },
+    handleSummary(data) {
+      if (!fresh) return summarize(data, cfg, out);
+      return summarize(data, cfg, out, {
+        expected: cfg.requests,
+        extra: {
+          http_req_connecting: 'http_req_connecting',
+          http_req_tls_handshaking: 'http_req_tls_handshaking',
+        },
+      });
+    },
+  };
+}
