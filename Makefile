@@ -15,6 +15,8 @@ DASHBOARD ?=
 TESTID ?= $(shell date +%Y%m%d-%H%M%S)
 ARGS ?=
 OBSERVE ?=
+COMPOSE ?= docker compose
+export COMPOSE_PROFILES GODOXY_BIN
 export PROXYBENCH_CACHE ?= $(HOME)/.cache/proxybench
 
 # k6 must never reach the internet: no usage report, no automatic extension download.
@@ -34,6 +36,7 @@ help: # List every target with what it does
 	@echo "             PROTO=h1|h1c|h2|h3 (probes)  TESTID=…  ARGS='extra k6 flags'  (also read from .env)"
 	@echo "             bench: PROTOS=h1,h1c,h2,h3  MODES=reused,fresh,probe  RUNS=N  DASHBOARD=1"
 	@echo "             OBSERVE=1 (up, k6, bench: InfluxDB too; k6 runs stream into it while it is up)"
+	@echo "             compose-up: COMPOSE_PROFILES=observe (InfluxDB + Grafana), godoxy (with GODOXY_BIN=…)"
 
 bin/k6: $(K6_SOURCES)
 	cd extensions && $(GO) build -trimpath -o ../bin/k6 ./cmd/k6
@@ -68,6 +71,15 @@ observe-up: influxd bin/observe # Start InfluxDB on 127.0.0.1:8086 (data in run/
 
 observe-down: bin/observe # Stop InfluxDB, by pid (its data stays in run/influxdb)
 	bin/observe down
+
+compose-up: build bin/observe # Docker users: the same stack in containers (compose.yaml), then verified and adopted so make k6/status use it
+	$(COMPOSE) up --detach --build
+	bin/proxybench attach -targets $(TARGETS)
+	$(if $(findstring observe,$(COMPOSE_PROFILES)),bin/observe attach)
+
+compose-down: bin/proxybench bin/observe # Stop the compose stack (every profile) and forget it
+	$(COMPOSE) --profile observe --profile godoxy down
+	bin/proxybench down; s=$$?; bin/observe down && exit $$s
 
 status: bin/proxybench # Show each target's version, pid and per-protocol health
 	bin/proxybench status
@@ -106,4 +118,4 @@ test: setup influxd test-deps lint # Unit tests, k6 inspect of every scenario, a
 clean: # Remove built binaries and results (the install cache stays)
 	rm -rf bin results
 
-.PHONY: help k6-build build setup up down status k6 bench table lint test clean influxd observe-up observe-down
+.PHONY: help k6-build build setup up down compose-up compose-down status k6 bench table lint test clean influxd observe-up observe-down

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proxybench/proxybench/observe"
 	"github.com/proxybench/proxybench/report"
 	"github.com/proxybench/proxybench/runner"
 	"github.com/proxybench/proxybench/stack"
@@ -61,6 +62,7 @@ type harness struct {
 	cfg                         *stack.Config
 	served                      map[string][]string // protocols each target serves, from state.json
 	missing                     map[string]string   // optional targets not installed (GoDoxy), from state.json
+	influx                      *observe.State      // where k6 runs stream, when set (streamToInfluxDB)
 }
 
 func newHarness(t *testing.T) *harness {
@@ -111,6 +113,9 @@ func (h *harness) env(extra ...string) []string {
 		"TARGETS_FILE="+h.targets, "PROXYBENCH_RUN="+h.run, "RESULTS_DIR="+h.results,
 		"K6_NO_USAGE_REPORT=true", "K6_AUTO_EXTENSION_RESOLUTION=false")
 	env = append(env, tinyEnv...)
+	if h.influx != nil {
+		env = append(env, h.influx.K6Env()...)
+	}
 	return append(env, extra...)
 }
 
@@ -153,6 +158,8 @@ func TestStackEndToEnd(t *testing.T) {
 	t.Log(out)
 
 	h.loadServed(t)
+	// Every run below streams into a real InfluxDB, and each throughput cell reconciles with it.
+	h.streamToInfluxDB(t)
 	out, err = h.proxybench(t, "status")
 	if err != nil {
 		t.Fatalf("status: %v\n%s", err, out)
@@ -192,6 +199,12 @@ func TestStackEndToEnd(t *testing.T) {
 			if len(files) != want {
 				t.Fatalf("%d result files, want %d (one per target and protocol)\n%s", len(files), want, out)
 			}
+			var measured []*runner.Result
+			defer func() {
+				if !runner.IsProbe(sc) {
+					h.checkInfluxDB(t, testid, sc, measured)
+				}
+			}()
 			for _, f := range files {
 				r, err := runner.LoadResult(f)
 				if err != nil {
@@ -210,6 +223,7 @@ func TestStackEndToEnd(t *testing.T) {
 					continue
 				}
 				checkResult(t, sc, r)
+				measured = append(measured, r)
 				if need == "h3" {
 					checkH3Timings(t, sc, r, f)
 				}

@@ -38,7 +38,7 @@ func TestObserveEndToEnd(t *testing.T) {
 	if out, err := exec.Command(k6, "version").CombinedOutput(); err != nil || !bytes.Contains(out, []byte(OutputName)) {
 		t.Fatalf("bin/k6 has no %s output (rebuild it: make k6-build): %s %v", OutputName, out, err)
 	}
-	bin, err := Binary(cacheDir(t))
+	bin, err := InstalledBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,14 +120,20 @@ func TestObserveEndToEnd(t *testing.T) {
 	// the whole-run points alike; the measured scenario alone matches the result's requests
 	for _, target := range targets {
 		for _, agg := range []string{"interval", "run"} {
-			got := scalarQuery(t, ctx, influx.URL(), db, fmt.Sprintf(`SELECT sum("sum") FROM "http_reqs" WHERE "agg" = '%s' `+
+			got, err := Scalar(ctx, influx.URL(), db, fmt.Sprintf(`SELECT sum("sum") FROM "http_reqs" WHERE "agg" = '%s' `+
 				`AND "testid" = '%s' AND "target" = '%s'`, agg, testid, target))
+			if err != nil {
+				t.Fatal(err)
+			}
 			if got != summaryReqs[target] || got == 0 {
 				t.Errorf("target %s, agg=%s: InfluxDB counts %v http_reqs, k6's summaries %v", target, agg, got, summaryReqs[target])
 			}
 		}
-		got := scalarQuery(t, ctx, influx.URL(), db, fmt.Sprintf(`SELECT sum("sum") FROM "http_reqs" WHERE "agg" = 'interval' `+
+		got, err := Scalar(ctx, influx.URL(), db, fmt.Sprintf(`SELECT sum("sum") FROM "http_reqs" WHERE "agg" = 'interval' `+
 			`AND "testid" = '%s' AND "target" = '%s' AND "scenario" = 'reused-h1c'`, testid, target))
+		if err != nil {
+			t.Fatal(err)
+		}
 		if got != measured[target] || got == 0 {
 			t.Errorf("target %s: InfluxDB counts %v measured reused-h1c requests, the result %v", target, got, measured[target])
 		}
@@ -185,18 +191,6 @@ func TestObserveEndToEnd(t *testing.T) {
 			}
 		})
 	}
-}
-
-func cacheDir(t *testing.T) string {
-	t.Helper()
-	if c := os.Getenv("PROXYBENCH_CACHE"); c != "" {
-		return c
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(home, ".cache", "proxybench")
 }
 
 func freePort(t *testing.T) int {
@@ -263,19 +257,6 @@ func readResult(t *testing.T, path string) result {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return r
-}
-
-func scalarQuery(t *testing.T, ctx context.Context, base, db, q string) float64 {
-	t.Helper()
-	series, err := Query(ctx, base, db, q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(series) != 1 || len(series[0].Values) != 1 || len(series[0].Values[0]) < 2 {
-		t.Fatalf("%s: want one value, got %+v", q, series)
-	}
-	f, _ := series[0].Values[0][1].(float64)
-	return f
 }
 
 // tagValues runs a SHOW TAG VALUES query and returns the values.

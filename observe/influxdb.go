@@ -39,6 +39,15 @@ func Binary(cacheDir string) (string, error) {
 	return p, nil
 }
 
+// InstalledBinary is influxd in the install cache in use ($PROXYBENCH_CACHE or the default).
+func InstalledBinary() (string, error) {
+	cache, err := stack.CacheDir()
+	if err != nil {
+		return "", err
+	}
+	return Binary(cache)
+}
+
 // configTemplate keeps InfluxDB to loopback and to itself: no usage report, the backup RPC on
 // an ephemeral port (its default, 8088, is a target's port here), no _internal monitor
 // database, no per-request HTTP log, data, meta and WAL under dir.
@@ -204,10 +213,30 @@ func Query(ctx context.Context, base, db, q string) ([]Series, error) {
 	return out.Results[0].Series, nil
 }
 
+// Scalar runs a statement that selects one value (SELECT sum(…) FROM … WHERE …) and returns it;
+// no matching point at all is 0, as it is for Grafana.
+func Scalar(ctx context.Context, base, db, q string) (float64, error) {
+	series, err := Query(ctx, base, db, q)
+	if err != nil || len(series) == 0 {
+		return 0, err
+	}
+	if len(series) != 1 || len(series[0].Values) != 1 || len(series[0].Values[0]) < 2 {
+		return 0, fmt.Errorf("InfluxQL %q: want one value, got %+v", q, series)
+	}
+	f, ok := series[0].Values[0][1].(float64)
+	if !ok {
+		return 0, fmt.Errorf("InfluxQL %q: value %v is not a number", q, series[0].Values[0][1])
+	}
+	return f, nil
+}
+
 // State is what `observe up` leaves in the run directory for `observe down` and `observe env`.
 type State struct {
 	Server
 	Bucket string `json:"bucket"`
+	// Engine is empty for the InfluxDB `observe up` started, stack.EngineCompose for compose's
+	// (`observe attach`): that one is compose's to stop.
+	Engine string `json:"engine,omitempty"`
 }
 
 // StatePath is where the running InfluxDB's state is kept.

@@ -35,9 +35,21 @@ func portInUse(kind, hostport, holder string) error {
 	return fmt.Errorf("%s %s is in use%s: stop it, or run `make down` if it is a stack left running", kind, hostport, holder)
 }
 
-// portHolder finds the process with a socket bound to a port (TCP: listening) through
-// /proc/net/{tcp,udp}{,6} and fd links, as " by pid N (command)", or "" when /proc does not say.
+// portHolder names the process holding a port, as " by pid N (command)", or "" when /proc does
+// not say.
 func portHolder(network string, port int) string {
+	pid, comm := PortHolder(network, port)
+	if pid == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" by pid %d (%s)", pid, comm)
+}
+
+// PortHolder finds the process with a socket bound to a port (TCP: listening) through
+// /proc/net/{tcp,udp}{,6} and fd links. Where several hold it (a master and its workers), it
+// is the eldest of them, the one whose parent does not hold it: the root of the tree. 0 when
+// /proc does not say.
+func PortHolder(network string, port int) (int, string) {
 	inodes := map[string]bool{}
 	for _, f := range []string{"/proc/net/" + network, "/proc/net/" + network + "6"} {
 		fh, err := os.Open(f)
@@ -61,17 +73,36 @@ func portHolder(network string, port int) string {
 		fh.Close()
 	}
 	if len(inodes) == 0 {
-		return ""
+		return 0, ""
 	}
-	procs, _ := filepath.Glob("/proc/[0-9]*/fd/*")
-	for _, fd := range procs {
-		link, err := os.Readlink(fd)
-		if err != nil || !inodes[link] {
-			continue
+	holders := map[int]bool{}
+	fds, _ := filepath.Glob("/proc/[0-9]*/fd/*")
+	for _, fd := range fds {
+		if link, err := os.Readlink(fd); err == nil && inodes[link] {
+			if pid, err := strconv.Atoi(strings.Split(fd, "/")[2]); err == nil {
+				holders[pid] = true
+			}
 		}
-		pidStr := strings.Split(fd, "/")[2]
-		cmd, _ := os.ReadFile("/proc/" + pidStr + "/comm")
-		return fmt.Sprintf(" by pid %s (%s)", pidStr, strings.TrimSpace(string(cmd)))
 	}
-	return ""
+	for pid := range holders {
+		if !holders[parentPID(pid)] {
+			comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+			return pid, strings.TrimSpace(string(comm))
+		}
+	}
+	return 0, ""
+}
+
+// parentPID is the pid's parent from /proc/<pid>/stat, 0 when it cannot be read.
+func parentPID(pid int) int {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := statFields(string(data))
+	if len(f) < 4 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[3])
+	return ppid
 }

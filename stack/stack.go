@@ -23,6 +23,19 @@ type Paths struct {
 	Proxies     string // one folder per proxy; empty: Root/proxies
 }
 
+// CacheDir is the install cache outside the clone: $PROXYBENCH_CACHE, or ~/.cache/proxybench.
+// The Makefile's install scripts use the same default.
+func CacheDir() (string, error) {
+	if c := os.Getenv("PROXYBENCH_CACHE"); c != "" {
+		return c, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", errors.New("set PROXYBENCH_CACHE: no home directory for the default cache")
+	}
+	return filepath.Join(home, ".cache", "proxybench"), nil
+}
+
 // CacheBin is where install scripts put binaries that are not on PATH.
 func (p Paths) CacheBin() string { return filepath.Join(p.CacheDir, "bin") }
 
@@ -68,7 +81,9 @@ type Running struct {
 
 // State is run/state.json: what is up, so that down stops exactly that.
 type State struct {
-	Started time.Time           `json:"started"`
+	Started time.Time `json:"started"`
+	// Engine is empty for a stack `make up` started, EngineCompose for one Attach adopted.
+	Engine  string              `json:"engine,omitempty"`
 	Targets map[string]*Running `json:"targets"`
 	// Missing are optional targets that could not be installed, with how to add them: every
 	// table shows them as such instead of leaving them out.
@@ -155,10 +170,14 @@ func (s *Stack) Up(ctx context.Context, names []string) (err error) {
 	if err != nil {
 		return err
 	}
-	for n, r := range old.Targets {
-		if r.Alive() {
-			return fmt.Errorf("a stack is already up (%s, pid %d): run `make down` first", n, r.PID)
+	for _, n := range old.Names() {
+		if !old.IsUp(n) {
+			continue
 		}
+		if old.Engine == EngineCompose {
+			return fmt.Errorf("a docker compose stack is up (%s): run `make compose-down` first", n)
+		}
+		return fmt.Errorf("a stack is already up (%s, pid %d): run `make down` first", n, old.Targets[n].PID)
 	}
 	defs, err := s.Definitions(names)
 	if err != nil {
@@ -197,7 +216,7 @@ func (s *Stack) Up(ctx context.Context, names []string) (err error) {
 	}()
 
 	// The upstream is always up: every proxy forwards to it, and it is the direct target.
-	up, err := s.startUpstream(ctx, certs, prober)
+	up, err := s.startTarget(ctx, Direct, nil, certs, prober)
 	if err != nil {
 		return err
 	}
@@ -206,7 +225,7 @@ func (s *Stack) Up(ctx context.Context, names []string) (err error) {
 		if n == Direct {
 			continue
 		}
-		r, err := s.startProxy(ctx, defs[n], certs, prober)
+		r, err := s.startTarget(ctx, n, defs[n], certs, prober)
 		if err != nil {
 			return err
 		}
@@ -262,29 +281,33 @@ func (s *Stack) protocols(name string, def *Definition) []Protocol {
 	return out
 }
 
-func (s *Stack) startUpstream(ctx context.Context, certs Certs, prober *Prober) (*Running, error) {
-	runDir := filepath.Join(s.RunDir, Direct)
-	if err := os.MkdirAll(runDir, 0o755); err != nil {
-		return nil, err
-	}
-	p := s.Config.Targets[Direct]
-	argv := []string{
-		s.UpstreamBin(),
-		"-h1c", net.JoinHostPort(s.Config.Address, strconv.Itoa(p.H1C)),
-		"-tls", net.JoinHostPort(s.Config.Address, strconv.Itoa(p.TLS)),
-		"-cert", certs.CertFile, "-key", certs.KeyFile,
-		"-upload-limit", strconv.FormatInt(s.Config.UploadLimit, 10),
-	}
-	r := &Running{Ports: p, Protocols: s.protocols(Direct, nil), Version: upstreamVersion(s.UpstreamBin())}
-	return r, s.start(ctx, Direct, r, argv, os.Environ(), runDir, prober)
+// command is how a target runs: its argv and environment, and its own directory under runDir
+// with its rendered config in it. Both engines run exactly this: `make up` as a child process,
+// compose as the container's process (Exec).
+type command struct {
+	argv, env []string
+	dir       string
+	running   *Running // ports, protocols and version; no process yet
 }
 
-func (s *Stack) startProxy(ctx context.Context, def *Definition, certs Certs, prober *Prober) (*Running, error) {
-	runDir := filepath.Join(s.RunDir, def.Name)
-	if err := os.MkdirAll(runDir, 0o755); err != nil {
+func (s *Stack) command(name string, def *Definition, certs Certs) (*command, error) {
+	dir := filepath.Join(s.RunDir, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	v := s.vars(def.Name, certs, runDir, def)
+	p := s.Config.Targets[name]
+	if name == Direct {
+		argv := []string{
+			s.UpstreamBin(),
+			"-h1c", net.JoinHostPort(s.Config.Address, strconv.Itoa(p.H1C)),
+			"-tls", net.JoinHostPort(s.Config.Address, strconv.Itoa(p.TLS)),
+			"-cert", certs.CertFile, "-key", certs.KeyFile,
+			"-upload-limit", strconv.FormatInt(s.Config.UploadLimit, 10),
+		}
+		r := &Running{Ports: p, Protocols: s.protocols(Direct, nil), Version: upstreamVersion(s.UpstreamBin())}
+		return &command{argv: argv, env: os.Environ(), dir: dir, running: r}, nil
+	}
+	v := s.vars(name, certs, dir, def)
 	if err := def.Render(v); err != nil {
 		return nil, err
 	}
@@ -296,8 +319,18 @@ func (s *Stack) startProxy(ctx context.Context, def *Definition, certs Certs, pr
 	if err != nil {
 		return nil, err
 	}
-	r := &Running{Ports: s.Config.Targets[def.Name], Protocols: s.protocols(def.Name, def), Version: s.Version(def, v)}
-	return r, s.start(ctx, def.Name, r, argv, env, runDir, prober)
+	r := &Running{Ports: p, Protocols: s.protocols(name, def), Version: s.Version(def, v)}
+	return &command{argv: argv, env: env, dir: dir, running: r}, nil
+}
+
+// startTarget starts a target as a child process and waits until it answers over every
+// protocol it serves.
+func (s *Stack) startTarget(ctx context.Context, name string, def *Definition, certs Certs, prober *Prober) (*Running, error) {
+	c, err := s.command(name, def, certs)
+	if err != nil {
+		return nil, err
+	}
+	return c.running, s.start(ctx, name, c.running, c.argv, c.env, c.dir, prober)
 }
 
 func (s *Stack) start(ctx context.Context, name string, r *Running, argv, env []string, runDir string, prober *Prober) error {
@@ -320,33 +353,24 @@ func (s *Stack) start(ctx context.Context, name string, r *Running, argv, env []
 	return nil
 }
 
-// waitReady polls until every protocol of the target passes a verified probe (h3 included:
-// a target that lists h3 is not up until it answers over QUIC).
+// waitReady waits until every protocol of the target passes a verified probe (h3 included:
+// a target that lists h3 is not up until it answers over QUIC), or says why it never did.
 func (s *Stack) waitReady(ctx context.Context, name string, r *Running, prober *Prober) error {
-	ctx, cancel := context.WithTimeout(ctx, s.ReadyTimeout)
-	defer cancel()
-	for _, proto := range r.Protocols {
-		port := proto.Port(r.Ports)
-		for {
-			err := prober.Probe(ctx, proto, port)
-			if err == nil {
-				break
-			}
-			select {
-			case <-r.Exited():
-				return fmt.Errorf("target %s exited during start-up (command: %v); last lines of %s:\n%s",
-					name, r.Argv, r.Log, Tail(r.Log, 20))
-			case <-ctx.Done():
-				return fmt.Errorf("target %s did not answer a verified request within %v: %w; last lines of %s:\n%s",
-					name, s.ReadyTimeout, err, r.Log, Tail(r.Log, 20))
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
+	err := s.waitServing(ctx, r, prober, r.Exited())
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, errExited):
+		return fmt.Errorf("target %s exited during start-up (command: %v); last lines of %s:\n%s",
+			name, r.Argv, r.Log, Tail(r.Log, 20))
+	default:
+		return fmt.Errorf("target %s did not answer a verified request: %w; last lines of %s:\n%s",
+			name, err, r.Log, Tail(r.Log, 20))
 	}
-	return nil
 }
 
-// Down stops exactly what Up started, proxies first and the upstream last.
+// Down stops exactly what Up started, proxies first and the upstream last. A stack docker
+// compose started is compose's to stop: Down only forgets it, once it is down.
 func (s *Stack) Down() error {
 	st, err := s.LoadState()
 	if err != nil {
@@ -356,10 +380,29 @@ func (s *Stack) Down() error {
 		s.logf("nothing to stop: no stack is up")
 		return nil
 	}
+	if st.Engine == EngineCompose {
+		for _, n := range st.Names() {
+			if r := st.Targets[n]; r.PID != 0 && r.Alive() {
+				return fmt.Errorf("target %s (pid %d) was started by docker compose: stop the stack with `make compose-down`", n, r.PID)
+			}
+		}
+		s.logf("compose stack forgotten (its containers are down)")
+		return os.Remove(s.statePath())
+	}
 	if err := s.stopAll(st); err != nil {
 		return err
 	}
 	return os.Remove(s.statePath())
+}
+
+// Names are the state's targets, sorted.
+func (st *State) Names() []string {
+	names := make([]string, 0, len(st.Targets))
+	for n := range st.Targets {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
 }
 
 func (s *Stack) stopAll(st *State) error {

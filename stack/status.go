@@ -39,7 +39,12 @@ func (s *Stack) Status(ctx context.Context) ([]TargetStatus, error) {
 		} else {
 			row.Version = s.Version(d, s.vars(n, certs, filepath.Join(s.RunDir, n), d))
 		}
-		if r, ok := st.Targets[n]; ok && r.Alive() {
+		if st.IsUp(n) {
+			r := st.Targets[n]
+			if st.Engine == EngineCompose {
+				// the container's binary, not this machine's (which it may not have)
+				row.Version, row.Problem = r.Version, ""
+			}
 			row.PID = r.PID
 			row.Health = map[Protocol]error{}
 			for _, proto := range r.Protocols {

@@ -282,6 +282,12 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	x.b.Finish()
 	fmt.Fprintf(os.Stderr, "\nbench: %d runs in %v\n", len(todo), time.Since(t0).Round(time.Second))
 	printTables(x.tables, f.profile, f.testid)
+	if f.runs > 1 {
+		// the tables above are run 1 of each cell; this is what the report makes of them all
+		if err := report.Text(os.Stdout, x.b); err != nil {
+			return err
+		}
+	}
 	if err := x.b.Save(x.dir); err != nil {
 		return err
 	}

@@ -68,8 +68,8 @@ func runningTargets(s *stack.Stack, spec string) ([]string, error) {
 	}
 	var up, down []string
 	for _, n := range names {
-		switch r, ok := st.Targets[n]; {
-		case ok && r.Alive():
+		switch {
+		case st.IsUp(n):
 			up = append(up, n)
 		case st.Missing[n] != "":
 			// An optional target that is not installed still gets its row: "not installed".

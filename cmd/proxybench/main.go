@@ -11,11 +11,13 @@
 //	proxybench table  results/ID
 //	proxybench report results/ID
 //	proxybench compare results/A results/B
+//	proxybench certs                         (compose.yaml: the shared certificates)
+//	proxybench exec   TARGET                 (compose.yaml: one target in the foreground)
+//	proxybench attach [-targets all]         (after `docker compose up`: verify and adopt its stack)
 package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -34,11 +36,12 @@ var commands = map[string]func(ctx context.Context, args []string) error{
 	"bench":  cmdBench,
 	"table":  cmdTable,
 	"report": cmdReport, "compare": cmdCompare, // reportcmds.go
+	"certs": cmdCerts, "exec": cmdExec, "attach": cmdAttach, // the compose engine
 }
 
 func main() {
 	if len(os.Args) < 2 || commands[os.Args[1]] == nil {
-		fmt.Fprintln(os.Stderr, "usage: proxybench setup|up|down|status|k6|bench|table|report|compare [flags] (see `make help`)")
+		fmt.Fprintln(os.Stderr, "usage: proxybench setup|up|down|status|k6|bench|table|report|compare|certs|exec|attach [flags] (see `make help`)")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -55,13 +58,9 @@ func paths() (stack.Paths, error) {
 	if err != nil {
 		return stack.Paths{}, err
 	}
-	cache := os.Getenv("PROXYBENCH_CACHE")
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return stack.Paths{}, errors.New("set PROXYBENCH_CACHE: no home directory for the default cache")
-		}
-		cache = filepath.Join(home, ".cache", "proxybench")
+	cache, err := stack.CacheDir()
+	if err != nil {
+		return stack.Paths{}, err
 	}
 	return stack.Paths{
 		Root:        root,

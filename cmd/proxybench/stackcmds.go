@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/proxybench/proxybench/stack"
 )
@@ -67,4 +70,42 @@ func cmdStatus(ctx context.Context, _ []string) error {
 	}
 	stack.PrintStatus(os.Stdout, rows)
 	return nil
+}
+
+// cmdCerts makes the local CA and the bench.test leaf in the run directory unless valid ones
+// are there: compose's one-shot service, before the targets that serve them.
+func cmdCerts(_ context.Context, _ []string) error {
+	s, err := newStack()
+	if err != nil {
+		return err
+	}
+	c, err := stack.EnsureCerts(filepath.Join(s.RunDir, "certs"), s.Config.Hostname)
+	if err == nil {
+		fmt.Println("certificates: CA", c.CAFile, "leaf", c.CertFile)
+	}
+	return err
+}
+
+// cmdExec runs one target in the foreground as this process: the command of each compose
+// service.
+func cmdExec(_ context.Context, args []string) error {
+	if len(args) != 1 {
+		return errors.New("usage: proxybench exec TARGET (compose.yaml runs one per service)")
+	}
+	s, err := newStack()
+	if err != nil {
+		return err
+	}
+	return s.Exec(args[0])
+}
+
+// cmdAttach adopts a stack docker compose started, after verifying every target over each of
+// its protocols, so that `make k6` and `make status` use it.
+func cmdAttach(ctx context.Context, args []string) error {
+	s, names, err := stackAndTargets("attach", args)
+	if err != nil {
+		return err
+	}
+	s.ReadyTimeout = time.Minute // containers that were only just created
+	return s.Attach(ctx, names)
 }

@@ -4,6 +4,7 @@
 //	observe up      start InfluxDB on $INFLUXDB_ADDR (127.0.0.1:8086), data in run/influxdb, database k6
 //	observe down    stop it, by pid (the data stays)
 //	observe status  is it up, where
+//	observe attach  adopt the InfluxDB docker compose started (profile observe) on $INFLUXDB_ADDR
 //	observe env     K6_OUT=proxybench-influxdb K6_INFLUXDB_ADDR=… K6_INFLUXDB_BUCKET=k6 when it is up, nothing otherwise
 package main
 
@@ -11,19 +12,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/proxybench/proxybench/observe"
+	"github.com/proxybench/proxybench/stack"
 )
 
 func main() {
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: observe up|down|status|env")
+		fmt.Fprintln(os.Stderr, "usage: observe up|down|status|env|attach")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -38,8 +42,10 @@ func main() {
 		err = status()
 	case "env":
 		err = env()
+	case "attach":
+		err = attach(ctx)
 	default:
-		err = fmt.Errorf("unknown command %q: up, down, status or env", os.Args[1])
+		err = fmt.Errorf("unknown command %q: up, down, status, env or attach", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "observe "+os.Args[1]+": "+err.Error())
@@ -62,24 +68,58 @@ func runDir() string {
 	return d
 }
 
-func cacheDir() (string, error) {
-	if c := os.Getenv("PROXYBENCH_CACHE"); c != "" {
-		return c, nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", errors.New("set PROXYBENCH_CACHE: no home directory for the default cache")
-	}
-	return filepath.Join(home, ".cache", "proxybench"), nil
-}
-
 // running is the state of an InfluxDB that is still up, or nil.
 func running() (*observe.State, error) {
 	st, err := observe.LoadState(runDir())
-	if err != nil || st == nil || !st.Alive() {
+	if err != nil || st == nil {
 		return nil, err
 	}
+	if st.Engine == stack.EngineCompose && st.PID == 0 {
+		// /proc did not show compose's process: up is what answers
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if observe.Ping(ctx, st.URL()) != nil {
+			return nil, nil
+		}
+		return st, nil
+	}
+	if !st.Alive() {
+		return nil, nil
+	}
 	return st, nil
+}
+
+// attach adopts the InfluxDB of compose's observe profile, once it answers, so that make k6
+// streams into it as into the native one.
+func attach(ctx context.Context) error {
+	addr := strings.TrimPrefix(envOr("INFLUXDB_ADDR", observe.DefaultAddr), "http://")
+	bucket := envOr("INFLUXDB_BUCKET", observe.DefaultBucket)
+	st := &observe.State{Server: observe.Server{Addr: addr, Dir: "compose"}, Bucket: bucket, Engine: stack.EngineCompose}
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for {
+		err := observe.Ping(wctx, st.URL())
+		if err == nil {
+			break
+		}
+		select {
+		case <-wctx.Done():
+			return fmt.Errorf("no InfluxDB answers on %s: %w (is compose's observe profile up? `docker compose logs influxdb`)", st.URL(), err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	if _, port, err := net.SplitHostPort(addr); err == nil {
+		if n, err := strconv.Atoi(port); err == nil {
+			if pid, _ := stack.PortHolder("tcp", n); pid > 0 {
+				st.Process = stack.Adopt(pid)
+			}
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(observe.StatePath(runDir())), 0o755); err != nil {
+		return err
+	}
+	fmt.Printf("influxdb attached  pid %-7d %s (docker compose)\n", st.PID, st.URL())
+	return st.Save(runDir())
 }
 
 func up(ctx context.Context) error {
@@ -89,11 +129,7 @@ func up(ctx context.Context) error {
 		fmt.Printf("influxdb already up  pid %-7d %s\n", st.PID, st.URL())
 		return nil
 	}
-	cache, err := cacheDir()
-	if err != nil {
-		return err
-	}
-	bin, err := observe.Binary(cache)
+	bin, err := observe.InstalledBinary()
 	if err != nil {
 		return err
 	}
@@ -118,6 +154,13 @@ func down() error {
 	st, err := observe.LoadState(runDir())
 	if err != nil || st == nil {
 		return err
+	}
+	if st.Engine == stack.EngineCompose {
+		if up, err := running(); err != nil || up != nil {
+			return errors.Join(err, errors.New("influxdb was started by docker compose: stop it with `make compose-down`"))
+		}
+		fmt.Println("influxdb (docker compose) forgotten: it is down")
+		return os.Remove(observe.StatePath(runDir()))
 	}
 	if err := st.Stop(15 * time.Second); err != nil {
 		return fmt.Errorf("influxdb: %w", err)

@@ -1,0 +1,353 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/compose-spec/compose-go/v2/cli"
+	"github.com/compose-spec/compose-go/v2/types"
+
+	"github.com/proxybench/proxybench/observe"
+	"github.com/proxybench/proxybench/runner"
+	"github.com/proxybench/proxybench/stack"
+)
+
+// There is no Docker engine here. compose.yaml is loaded by compose-go, the loader docker
+// compose itself uses (schema validation, interpolation, anchors and merges), and what it
+// describes is checked against targets.json and the native stack; then TestComposeStackServes
+// stands in for the engine: with host networking a container's process is a process on the
+// host, so it runs each service's command as one, with the image's environment and the
+// certificates' bind mount, and the native tools must adopt, verify and measure that stack.
+
+// imageRun is PROXYBENCH_RUN in the image (Dockerfile), where the certs volume is mounted.
+const imageRun = "/proxybench/run"
+
+func loadCompose(t *testing.T, root string, env ...string) *types.Project {
+	t.Helper()
+	opts, err := cli.NewProjectOptions([]string{filepath.Join(root, "compose.yaml")},
+		cli.WithWorkingDirectory(root), cli.WithEnv(env), cli.WithProfiles([]string{"*"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := opts.LoadProject(context.Background())
+	if err != nil {
+		t.Fatalf("compose.yaml does not load as docker compose would load it: %v", err)
+	}
+	return p
+}
+
+// execCommand is the target a service runs through `proxybench exec`, or "".
+func execCommand(cmd []string) string {
+	if len(cmd) == 3 && cmd[0] == "bin/proxybench" && cmd[1] == "exec" {
+		return cmd[2]
+	}
+	if m := regexp.MustCompile(`exec bin/proxybench exec (\S+)$`).FindStringSubmatch(strings.Join(cmd, " ")); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// TestComposeMatchesTargets: one service per target of targets.json, each the native stack's
+// command for it (proxybench exec, so the same template and the same targets.json make its
+// config) on the host's network (so the same ports), after the shared certificates; InfluxDB
+// and Grafana as the native observe stack and the provisioning expect them.
+func TestComposeMatchesTargets(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := loadCompose(t, root)
+	cfg, err := stack.LoadConfig(filepath.Join(root, "targets.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dockerfile, err := os.ReadFile(filepath.Join(root, "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(dockerfile), "PROXYBENCH_RUN="+imageRun) || !strings.Contains(string(dockerfile), "make setup") {
+		t.Errorf("Dockerfile: the image must install with `make setup` and keep its run directory in %s", imageRun)
+	}
+
+	want := append(cfg.Names(), "certs", "influxdb", "grafana")
+	if got := p.ServiceNames(); !sameSet(got, want) {
+		t.Errorf("compose services %v, want %v (every target of targets.json, certs, influxdb, grafana)", got, want)
+	}
+	certsMount := func(s types.ServiceConfig) bool {
+		return slices.ContainsFunc(s.Volumes, func(v types.ServiceVolumeConfig) bool {
+			return v.Source == filepath.Join(root, "run", "certs") && v.Target == imageRun+"/certs"
+		})
+	}
+	if s, err := p.GetService("certs"); err != nil || !slices.Equal(s.Command, types.ShellCommand{"bin/proxybench", "certs"}) || !certsMount(s) {
+		t.Errorf("service certs: want `bin/proxybench certs` with run/certs mounted at %s: %+v %v", imageRun+"/certs", s.Command, err)
+	}
+	for _, n := range cfg.Names() {
+		s, err := p.GetService(n)
+		if err != nil {
+			continue // said above
+		}
+		if got := execCommand(s.Command); got != n {
+			t.Errorf("service %s runs %q, want `bin/proxybench exec %s`", n, s.Command, n)
+		}
+		if s.NetworkMode != "host" {
+			t.Errorf("service %s: network_mode %q, want host (the same ports on 127.0.0.1 as natively)", n, s.NetworkMode)
+		}
+		if !certsMount(s) {
+			t.Errorf("service %s: run/certs is not mounted at %s/certs", n, imageRun)
+		}
+		if d, ok := s.DependsOn["certs"]; !ok || d.Condition != types.ServiceConditionCompletedSuccessfully {
+			t.Errorf("service %s: must start after certs completed successfully, depends_on %+v", n, s.DependsOn)
+		}
+		def, err := stack.LoadDefinition(filepath.Join(root, "proxies"), n)
+		optional := err == nil && def.Optional
+		if optional != (len(s.Profiles) > 0) {
+			t.Errorf("service %s: profiles %v; an optional target (no registry serves it) has one, every other none", n, s.Profiles)
+		}
+	}
+
+	influx, err := p.GetService("influxdb")
+	if err == nil {
+		if influx.Image != "influxdb:"+observe.Version {
+			t.Errorf("influxdb image %s, want influxdb:%s (the native build)", influx.Image, observe.Version)
+		}
+		for k, v := range map[string]string{"INFLUXDB_HTTP_BIND_ADDRESS": observe.DefaultAddr, "INFLUXDB_DB": observe.DefaultBucket} {
+			if got := influx.Environment[k]; got == nil || *got != v {
+				t.Errorf("influxdb %s = %v, want %s", k, got, v)
+			}
+		}
+	}
+	graf, err := p.GetService("grafana")
+	if err == nil {
+		env := func(k string) string {
+			if v := graf.Environment[k]; v != nil {
+				return *v
+			}
+			return ""
+		}
+		if env("INFLUXDB_URL") != "http://"+observe.DefaultAddr {
+			t.Errorf("grafana INFLUXDB_URL %q, want http://%s", env("INFLUXDB_URL"), observe.DefaultAddr)
+		}
+		mounts := map[string]string{}
+		for _, v := range graf.Volumes {
+			mounts[v.Target] = v.Source
+		}
+		for target, source := range map[string]string{
+			"/etc/grafana/provisioning": filepath.Join(root, "dashboards", "provisioning"),
+			env("DASHBOARDS_DIR"):       filepath.Join(root, "dashboards", "definitions"),
+		} {
+			if mounts[target] != source {
+				t.Errorf("grafana: %s mounted at %q, want %s", mounts[target], target, source)
+			}
+		}
+		// the provisioning files read exactly these variables
+		for file, v := range map[string]string{"datasources/influxdb.yaml": "${INFLUXDB_URL}", "dashboards/proxybench.yaml": "${DASHBOARDS_DIR}"} {
+			data, err := os.ReadFile(filepath.Join(root, "dashboards", "provisioning", file))
+			if err != nil || !bytes.Contains(data, []byte(v)) {
+				t.Errorf("dashboards/provisioning/%s does not read %s (%v)", file, v, err)
+			}
+		}
+	}
+	for _, n := range []string{"influxdb", "grafana"} {
+		if s, err := p.GetService(n); err == nil && (!slices.Equal(s.Profiles, []string{"observe"}) || s.NetworkMode != "host") {
+			t.Errorf("service %s: profiles %v, network_mode %q; want [observe], host", n, s.Profiles, s.NetworkMode)
+		}
+	}
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
+// container is one service run as the engine would run it with host networking.
+type container struct {
+	name string
+	cmd  *exec.Cmd
+	log  bytes.Buffer
+	done chan error
+}
+
+// TestComposeStackServes runs compose.yaml's default services the way the engine would, on the
+// test's own ports, then adopts them with `proxybench attach` (as `make compose-up` does) and
+// checks that every target is the process compose started, serving each of its protocols, that
+// a k6 run against all of them is valid, and that the native controls leave compose's processes
+// alone.
+func TestComposeStackServes(t *testing.T) {
+	h := newHarness(t)
+	p := loadCompose(t, h.root)
+	host := filepath.Join(t.TempDir(), "host")
+	certs := filepath.Join(host, "certs") // ./run/certs, mounted into every container
+	if err := os.MkdirAll(certs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The image's environment: its run directory, a clone of the repository as the working
+	// directory (here the repository itself, whose bin/ `make test` built as `make setup` does
+	// in the image), and, for the test, targets.json on the test's ports.
+	start := func(s types.ServiceConfig) *container {
+		run := filepath.Join(t.TempDir(), s.Name)
+		if err := os.MkdirAll(run, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(certs, filepath.Join(run, "certs")); err != nil {
+			t.Fatal(err)
+		}
+		c := &container{name: s.Name, done: make(chan error, 1)}
+		c.cmd = exec.Command(s.Command[0], s.Command[1:]...)
+		c.cmd.Dir = h.root
+		c.cmd.Env = append(os.Environ(), "PROXYBENCH_RUN="+run, "TARGETS_FILE="+h.targets)
+		for k, v := range s.Environment {
+			if v != nil {
+				c.cmd.Env = append(c.cmd.Env, k+"="+*v)
+			}
+		}
+		c.cmd.Stdout, c.cmd.Stderr = &c.log, &c.log
+		c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := c.cmd.Start(); err != nil {
+			t.Fatalf("service %s: %v", s.Name, err)
+		}
+		go func() { c.done <- c.cmd.Wait() }()
+		return c
+	}
+	var running []*container
+	t.Cleanup(func() {
+		// docker compose down: SIGTERM, then SIGKILL after the grace period
+		for _, c := range running {
+			_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGTERM)
+		}
+		for _, c := range running {
+			select {
+			case <-c.done:
+			case <-time.After(10 * time.Second):
+				_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+				<-c.done
+			}
+		}
+	})
+
+	enabled, err := p.WithProfiles(nil) // `docker compose up` with no profile
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := enabled.ServiceNames()
+	slices.SortFunc(order, func(a, b string) int { // certs first: every other depends on it
+		return boolInt(b == "certs") - boolInt(a == "certs")
+	})
+	for _, n := range order {
+		s, _ := enabled.GetService(n)
+		if n != "certs" && !slices.Contains(h.cfg.Names(), n) {
+			continue // E2E_TARGETS left it out
+		}
+		c := start(s)
+		if n == "certs" {
+			if err := <-c.done; err != nil {
+				t.Fatalf("service certs: %v\n%s", err, c.log.String())
+			}
+			continue
+		}
+		running = append(running, c)
+	}
+
+	attach := exec.Command(filepath.Join(h.root, "bin", "proxybench"), "attach")
+	attach.Dir = h.root
+	attach.Env = append(h.env(), "PROXYBENCH_RUN="+host)
+	out, err := attach.CombinedOutput()
+	if err != nil {
+		for _, c := range running {
+			t.Logf("service %s:\n%s", c.name, c.log.String())
+		}
+		t.Fatalf("proxybench attach: %v\n%s", err, out)
+	}
+	t.Log(string(out))
+	data, err := os.ReadFile(filepath.Join(host, "state.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &stack.State{}
+	if err := json.Unmarshal(data, st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Engine != stack.EngineCompose {
+		t.Errorf("state engine %q, want %q", st.Engine, stack.EngineCompose)
+	}
+	for _, c := range running {
+		r, ok := st.Targets[c.name]
+		if !ok {
+			t.Errorf("target %s: not adopted", c.name)
+			continue
+		}
+		// the container's process is the target itself (exec), and attach found that one
+		if r.PID != c.cmd.Process.Pid {
+			t.Errorf("target %s: attached pid %d, the service's process is %d", c.name, r.PID, c.cmd.Process.Pid)
+		}
+	}
+	if godoxy, ok := st.Missing["godoxy"]; !ok && slices.Contains(h.cfg.Names(), "godoxy") {
+		t.Errorf("godoxy (a profile compose did not start) is not recorded as missing: %v", st.Missing)
+	} else if ok && !strings.Contains(godoxy, "docker compose") {
+		t.Errorf("godoxy missing %q: should say compose did not start it", godoxy)
+	}
+
+	// the native controls: status and k6 use it; up and down leave it to compose
+	hostEnv := func(args ...string) (string, error) {
+		cmd := exec.Command(filepath.Join(h.root, "bin", "proxybench"), args...)
+		cmd.Dir = h.root
+		cmd.Env = append(h.env(), "PROXYBENCH_RUN="+host)
+		b, err := cmd.CombinedOutput()
+		return string(b), err
+	}
+	out2, err := hostEnv("status")
+	if err != nil || strings.Contains(out2, "FAIL") {
+		t.Errorf("status: %v\n%s", err, out2)
+	}
+	testid := "e2e-compose"
+	out2, err = hostEnv("k6", "-scenario", "reused-h1c", "-targets", "all", "-testid", testid)
+	if err != nil {
+		t.Errorf("k6 reused-h1c against the compose stack: %v\n%s", err, out2)
+	}
+	files, _ := filepath.Glob(filepath.Join(h.results, testid, "*.json"))
+	valid := 0
+	for _, f := range files {
+		r, err := runner.LoadResult(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Skipped == "" {
+			checkResult(t, "reused-h1c", r)
+			valid++
+		}
+	}
+	if valid != len(running) {
+		t.Errorf("%d measured cells, want one per compose service (%d)", valid, len(running))
+	}
+	if out2, err = hostEnv("up"); err == nil || !strings.Contains(out2, "compose-down") {
+		t.Errorf("up over a compose stack: want a refusal naming `make compose-down`, got %v\n%s", err, out2)
+	}
+	if out2, err = hostEnv("down"); err == nil || !strings.Contains(out2, "compose-down") {
+		t.Errorf("down of a compose stack: want a refusal naming `make compose-down`, got %v\n%s", err, out2)
+	}
+	for _, c := range running {
+		select {
+		case err := <-c.done:
+			t.Errorf("service %s ended while the test ran (%v): the native controls must leave it alone\n%s", c.name, err, c.log.String())
+		default:
+		}
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

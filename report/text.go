@@ -1,0 +1,33 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// Text writes the report's throughput tables (reused, fresh) as aligned plain text, for the
+// terminal at the end of `make bench`: medians over the runs with their CV, the runs that were
+// valid and the fraction of direct, as report.md has them.
+func Text(w io.Writer, b *Bench) error {
+	ew := &errWriter{w: w}
+	for _, t := range []table{throughputTable(b, "reused"), throughputTable(b, "fresh")} {
+		if len(t.Rows) == 0 {
+			continue
+		}
+		ew.printf("\n== %s  (testid %s, median over the valid runs)\n", t.Title, b.TestID)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, strings.Join(t.Head, "\t")+"\t")
+		for _, r := range t.Rows {
+			fmt.Fprintln(tw, strings.Join(r.Cells, "\t")+"\t")
+		}
+		if err := tw.Flush(); err != nil && ew.err == nil {
+			ew.err = err
+		}
+		for _, n := range t.Notes {
+			ew.printf("  %s\n", n)
+		}
+	}
+	return ew.err
+}

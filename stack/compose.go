@@ -1,0 +1,158 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// EngineCompose marks a state whose targets docker compose started (compose.yaml): `make k6`,
+// `make status` and the resource sampler use it as they use a native stack, but its processes
+// are the containers' and only compose stops them.
+const EngineCompose = "compose"
+
+// Exec is the compose engine's entry point, one container per target: it renders the target's
+// config from the same template and targets.json as `make up` does, and replaces this process
+// with the very command `make up` would start, so the container's process is the target itself
+// (signals, exit status, logs on stdout). The certificates must already be there (`proxybench
+// certs`, compose's one-shot `certs` service), since every container shares them.
+func (s *Stack) Exec(name string) error {
+	if _, ok := s.Config.Targets[name]; !ok {
+		return fmt.Errorf("unknown target %q: targets are %s", name, strings.Join(s.Config.Names(), ", "))
+	}
+	var def *Definition
+	if name != Direct {
+		defs, err := s.Definitions([]string{name})
+		if err != nil {
+			return err
+		}
+		def = defs[name]
+		if _, err := def.Binary(s.CacheBin()); err != nil {
+			return fmt.Errorf("target %s: %s", name, def.NotInstalled())
+		}
+	}
+	certs := CertsIn(filepath.Join(s.RunDir, "certs"))
+	if !certs.valid(s.Config.Hostname) {
+		return fmt.Errorf("target %s: no valid certificates for %s in %s: run `proxybench certs` first (compose's certs service)",
+			name, s.Config.Hostname, filepath.Dir(certs.CAFile))
+	}
+	c, err := s.command(name, def, certs)
+	if err != nil {
+		return err
+	}
+	if err := os.Chdir(c.dir); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "proxybench exec %s: %s\n", name, strings.Join(c.argv, " "))
+	return syscall.Exec(c.argv[0], c.argv, c.env)
+}
+
+// Attach adopts the named targets when another engine (docker compose) started them: each must
+// answer a verified request over every protocol it serves within ReadyTimeout, as `make up`
+// requires of its own. An optional target that answers nothing is recorded as missing (its
+// compose profile was not started); any other that does not answer is an error. Each target's
+// process is found by the socket listening on its TLS port, so the resource sampler measures
+// it; Down never signals it.
+func (s *Stack) Attach(ctx context.Context, names []string) error {
+	old, err := s.LoadState()
+	if err != nil {
+		return err
+	}
+	for n, r := range old.Targets {
+		if old.Engine != EngineCompose && r.Alive() {
+			return fmt.Errorf("a native stack is already up (%s, pid %d): run `make down` first", n, r.PID)
+		}
+	}
+	defs, err := s.Definitions(names)
+	if err != nil {
+		return err
+	}
+	certs := CertsIn(filepath.Join(s.RunDir, "certs"))
+	prober, err := NewProber(s.Config.Hostname, s.Config.Address, certs.CAFile)
+	if err != nil {
+		return fmt.Errorf("%w: the compose stack writes its certificates to %s (is it up? `make compose-up`)",
+			err, filepath.Dir(certs.CAFile))
+	}
+	st := &State{Started: time.Now(), Engine: EngineCompose, Targets: map[string]*Running{}, Missing: map[string]string{}}
+	var errs []error
+	for _, n := range append([]string{Direct}, slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == Direct })...) {
+		r := &Running{Ports: s.Config.Targets[n], Protocols: s.protocols(n, defs[n])}
+		if err := s.waitServing(ctx, r, prober, nil); err != nil {
+			if def := defs[n]; def != nil && def.Optional {
+				st.Missing[n] = "not started by docker compose (optional): " + def.IfMissing
+				continue
+			}
+			errs = append(errs, fmt.Errorf("target %s: %w (see `docker compose logs %s`)", n, err, n))
+			continue
+		}
+		r.Version = "compose"
+		if pid, comm := PortHolder("tcp", r.Ports.TLS); pid > 0 {
+			r.Process, r.Version = Adopt(pid), "compose: "+comm
+		}
+		st.Targets[n] = r
+		s.logf("%-8s attached  pid %-7d %s", n, r.PID, r.Version)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(s.RunDir, 0o755); err != nil {
+		return err
+	}
+	return s.saveState(st)
+}
+
+// errExited is waitServing's error when the target's process ended.
+var errExited = errors.New("the target exited")
+
+// waitServing polls, for at most ReadyTimeout, until the target passes a verified probe over
+// each of its protocols; it gives up at once with errExited when exited (may be nil) closes.
+func (s *Stack) waitServing(ctx context.Context, r *Running, prober *Prober, exited <-chan struct{}) error {
+	ctx, cancel := context.WithTimeout(ctx, s.ReadyTimeout)
+	defer cancel()
+	for _, proto := range r.Protocols {
+		for {
+			err := prober.Probe(ctx, proto, proto.Port(r.Ports))
+			if err == nil {
+				break
+			}
+			select {
+			case <-exited:
+				return errExited
+			case <-ctx.Done():
+				return fmt.Errorf("no verified answer over %s within %v: %w", proto, s.ReadyTimeout, err)
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
+// IsUp tells whether the state's target is running: for a native stack, the very process it
+// started; for an attached one, its process (when /proc showed it) or, failing that, the record.
+func (st *State) IsUp(name string) bool {
+	r, ok := st.Targets[name]
+	switch {
+	case !ok:
+		return false
+	case st.Engine == EngineCompose && r.PID == 0:
+		return true
+	}
+	return r.Alive()
+}
+
+// Adopt identifies a process another program started (pid, start time, command line), so that
+// Alive tells whether it is still that one. Stop must not be called on it: it is not ours.
+func Adopt(pid int) Process {
+	p := Process{PID: pid}
+	p.StartTick, _ = startTick(pid)
+	if data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil {
+		p.Argv = strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
+	}
+	return p
+}
