@@ -12,6 +12,7 @@ PROTOS ?= all
 MODES ?= all
 RUNS ?=
 DASHBOARD ?=
+RESTART ?=
 TESTID ?= $(shell date +%Y%m%d-%H%M%S)
 ARGS ?=
 OBSERVE ?=
@@ -34,7 +35,7 @@ help: # List every target with what it does
 	@echo
 	@echo "  Variables: SCENARIO=reused-h1|…|ws  TARGET/TARGETS=all|name,…  PROFILE=smoke|stable|stress"
 	@echo "             PROTO=h1|h1c|h2|h3 (probes)  TESTID=…  ARGS='extra k6 flags'  (also read from .env)"
-	@echo "             bench: PROTOS=h1,h1c,h2,h3  MODES=reused,fresh,probe  RUNS=N  DASHBOARD=1"
+	@echo "             bench: PROTOS=h1,h1c,h2,h3  MODES=reused,fresh,probe  RUNS=N  DASHBOARD=1  RESTART=1"
 	@echo "             OBSERVE=1 (up, k6, bench: InfluxDB too; k6 runs stream into it while it is up)"
 	@echo "             compose-up: COMPOSE_PROFILES=observe (InfluxDB + Grafana), godoxy (with GODOXY_BIN=…)"
 
@@ -88,7 +89,7 @@ k6: build bin/observe $(if $(OBSERVE),observe-up) # Run SCENARIO against TARGET 
 	env $$(bin/observe env) bin/proxybench k6 -scenario "$(SCENARIO)" -targets "$(TARGET)" -proto "$(PROTO)" -profile $(PROFILE) -testid $(TESTID) -- $(ARGS)
 
 bench: setup bin/observe $(if $(OBSERVE),observe-up) # The benchmark: stack up, every scenario × every target at PROFILE, tables, stack down
-	env $$(bin/observe env) bin/proxybench bench -targets $(TARGETS) -profile $(PROFILE) -protos $(PROTOS) -modes $(MODES) $(if $(RUNS),-runs $(RUNS)) $(if $(filter 1 true yes,$(DASHBOARD)),-dashboard) -testid $(TESTID) -- $(ARGS)
+	env $$(bin/observe env) bin/proxybench bench -targets $(TARGETS) -profile $(PROFILE) -protos $(PROTOS) -modes $(MODES) $(if $(RUNS),-runs $(RUNS)) $(if $(filter 1 true yes,$(DASHBOARD)),-dashboard) $(if $(filter 1 true yes,$(RESTART)),-restart) -testid $(TESTID) -- $(ARGS)
 
 table: bin/proxybench # Print the tables of a saved run again: make table ID=<testid>
 	bin/proxybench table results/$(ID)

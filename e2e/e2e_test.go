@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -510,16 +511,26 @@ func TestBenchReport(t *testing.T) {
 		}
 	})
 	out, err := h.proxybench(t, "bench", "-targets", "direct,nginx", "-modes", "reused,probe",
-		"-protos", "h1c,h2", "-runs", "2", "-testid", testid)
+		"-protos", "h1c,h2", "-runs", "2", "-restart", "-testid", testid)
 	// bench fails when any run is invalid. At these sizes on a shared 2-CPU machine the
 	// equal-load pass may drop a few iterations (k6 near its own CPU limit): that run is said
 	// invalid, which is right, and is only logged here; every matrix cell must be valid.
 	benchErr := err
 	dir := filepath.Join(h.results, testid)
-	for _, want := range []string{"[1/", "ETA", "report: " + filepath.Join(dir, "report.html")} {
+	for _, want := range []string{"[1/", "ETA", "report: " + filepath.Join(dir, "report.html"),
+		"each target restarted before each of its runs", "== Reused-connection throughput  (testid " + testid + ", median over the valid runs)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("bench output lacks %q:\n%s", want, out)
 		}
+	}
+	// -restart: nginx serves reused-h1c ×2, reused-h2 ×2, 6 probes and 2 equal-load runs, each
+	// but the first on a process of its own: one "up" line (a new pid) per run
+	nginxPIDs := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^nginx +up +pid (\d+)`).FindAllStringSubmatch(out, -1) {
+		nginxPIDs[m[1]] = true
+	}
+	if len(nginxPIDs) < 2*2+len(probeNames()) {
+		t.Errorf("-restart: nginx ran on %d processes, want one per run (at least %d):\n%s", len(nginxPIDs), 2*2+len(probeNames()), out)
 	}
 
 	// The stack is down: every port bench used is free again, no pid of its state alive.

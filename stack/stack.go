@@ -234,6 +234,43 @@ func (s *Stack) Up(ctx context.Context, names []string) (err error) {
 	return nil
 }
 
+// Restart stops one target of the running stack and starts it again, verified as at Up, so
+// that no state of one measurement (connection pools, caches, heap, a kernel's socket backlog
+// of the process) is carried into the next. The new process replaces the old in the state.
+func (s *Stack) Restart(ctx context.Context, name string) (*Running, error) {
+	st, err := s.LoadState()
+	if err != nil {
+		return nil, err
+	}
+	old, ok := st.Targets[name]
+	switch {
+	case st.Engine == EngineCompose:
+		return nil, fmt.Errorf("target %s was started by docker compose: restart it with `docker compose restart %s`", name, name)
+	case !ok:
+		return nil, fmt.Errorf("target %s is not up", name)
+	}
+	defs, err := s.Definitions([]string{name})
+	if err != nil {
+		return nil, err
+	}
+	certs := CertsIn(filepath.Join(s.RunDir, "certs"))
+	prober, err := NewProber(s.Config.Hostname, s.Config.Address, certs.CAFile)
+	if err != nil {
+		return nil, err
+	}
+	if err := old.Stop(10 * time.Second); err != nil {
+		return nil, fmt.Errorf("restart target %s: %w", name, err)
+	}
+	r, err := s.startTarget(ctx, name, defs[name], certs, prober)
+	if err != nil {
+		// down, and said so: the state must not claim the old process
+		delete(st.Targets, name)
+		return nil, errors.Join(err, s.saveState(st))
+	}
+	st.Targets[name] = r
+	return r, s.saveState(st)
+}
+
 // checkPorts fails, naming every port taken, before anything starts: TCP for the TLS and
 // cleartext ports, and UDP for the TLS port of each target that serves h3.
 func (s *Stack) checkPorts(names []string, defs map[string]*Definition) error {

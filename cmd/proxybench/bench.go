@@ -15,6 +15,7 @@ import (
 
 	"github.com/proxybench/proxybench/report"
 	"github.com/proxybench/proxybench/runner"
+	"github.com/proxybench/proxybench/stack"
 )
 
 // profileRuns is how many times each throughput cell runs when RUNS is not given.
@@ -30,6 +31,7 @@ type benchFlags struct {
 	protos, modes []string
 	runs          int
 	dashboard     bool
+	restart       bool
 }
 
 func envString(key, def string) string {
@@ -69,11 +71,12 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	modes := fs.String("modes", envString("MODES", "all"), "connection patterns: all or a comma-separated list of reused, fresh, probe")
 	runs := fs.String("runs", envString("RUNS", ""), "runs per throughput cell (default: smoke 1, stable 5, stress 3)")
 	dash := fs.Bool("dashboard", envString("DASHBOARD", "") == "1", "keep k6's web dashboard HTML export of every run")
+	restart := fs.Bool("restart", envString("RESTART", "") == "1", "restart the target before each of its runs but its first, so that no run inherits another's state")
 	f, err := parseRunFlags(fs, args)
 	if err != nil {
 		return nil, err
 	}
-	b := &benchFlags{runFlags: f, dashboard: *dash, runs: profileRuns[f.profile]}
+	b := &benchFlags{runFlags: f, dashboard: *dash, restart: *restart, runs: profileRuns[f.profile]}
 	if b.protos, err = listFlag("PROTOS", *protos, allProtos); err != nil {
 		return nil, err
 	}
@@ -127,6 +130,7 @@ func (f *benchFlags) plan(targets []string) []benchJob {
 
 // bench is one `proxybench bench`: the runner, what is up, and the saved run being built.
 type bench struct {
+	s       *stack.Stack
 	r       *runner.Runner
 	testid  string
 	dir     string
@@ -136,6 +140,8 @@ type bench struct {
 	dash    bool
 	results []*runner.Result // every run, for the exit status
 	tables  []*runner.Result // run 1 of each cell, for the tables
+	restart bool             // each run but a target's first on a freshly started process
+	used    map[string]bool  // targets that have served a run since they started
 }
 
 // runnable tells whether a job can run, else records it as not run (its target lacks the
@@ -161,6 +167,17 @@ func (x *bench) runnable(j runner.Job) bool {
 
 // run runs one job with its resources sampled, and adds it to the bench.
 func (x *bench) run(ctx context.Context, j runner.Job) *runner.Result {
+	if x.restart && x.used[j.Target] {
+		r, err := x.s.Restart(ctx, j.Target)
+		if err != nil {
+			// not measured: an invalid run that says why, and the target is down from now on
+			res := &runner.Result{TestID: x.testid, Scenario: j.Scenario, Target: j.Target, Proto: j.Proto, Err: err.Error()}
+			x.add(j, res, nil)
+			return res
+		}
+		x.pids[j.Target] = r.PID
+	}
+	x.used[j.Target] = true
 	if x.dash {
 		if path, err := x.r.ResultPath(x.testid, j); err == nil {
 			j.Env = append(j.Env, "K6_WEB_DASHBOARD=true", "K6_WEB_DASHBOARD_PORT=-1",
@@ -248,7 +265,8 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	r := newRunner(s, f.runFlags)
-	x := &bench{r: r, testid: f.testid, dir: filepath.Join(r.ResultsDir, f.testid), sv: sv, pids: map[string]int{}, dash: f.dashboard}
+	x := &bench{s: s, r: r, testid: f.testid, dir: filepath.Join(r.ResultsDir, f.testid), sv: sv, pids: map[string]int{},
+		dash: f.dashboard, restart: f.restart, used: map[string]bool{}}
 	for n, t := range st.Targets {
 		x.pids[n] = t.PID
 	}
@@ -256,9 +274,14 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	m := manifest(ctx, s, r.K6, names, f.profile)
+	m["restart_between_runs"] = f.restart
 	x.b = report.New(f.testid, f.profile, m)
-	fmt.Fprintf(os.Stderr, "bench %s: profile %s, %d run(s) per throughput cell, protocols %s, modes %s; pinning %s\n",
-		f.testid, f.profile, f.runs, strings.Join(f.protos, ","), strings.Join(f.modes, ","), m["pinning"])
+	restarts := "each target started once"
+	if f.restart {
+		restarts = "each target restarted before each of its runs"
+	}
+	fmt.Fprintf(os.Stderr, "bench %s: profile %s, %d run(s) per throughput cell, protocols %s, modes %s; pinning %s; %s\n",
+		f.testid, f.profile, f.runs, strings.Join(f.protos, ","), strings.Join(f.modes, ","), m["pinning"], restarts)
 
 	var todo []benchJob
 	for _, bj := range f.plan(names) {
