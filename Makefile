@@ -13,6 +13,7 @@ MODES ?= all
 RUNS ?=
 DASHBOARD ?=
 RESTART ?=
+PIN ?=
 TESTID ?= $(shell date +%Y%m%d-%H%M%S)
 ARGS ?=
 OBSERVE ?=
@@ -36,6 +37,7 @@ help: # List every target with what it does
 	@echo "  Variables: SCENARIO=reused-h1|…|ws  TARGET/TARGETS=all|name,…  PROFILE=smoke|stable|stress"
 	@echo "             PROTO=h1|h1c|h2|h3 (probes)  TESTID=…  ARGS='extra k6 flags'  (also read from .env)"
 	@echo "             bench: PROTOS=h1,h1c,h2,h3  MODES=reused,fresh,probe  RUNS=N  DASHBOARD=1  RESTART=1"
+	@echo "             up, bench: PIN=auto|client=0-3,proxy=4-5,upstream=6-7 (CPU sets; 3 CPUs or more)"
 	@echo "             OBSERVE=1 (up, k6, bench: InfluxDB too; k6 runs stream into it while it is up)"
 	@echo "             compose-up: COMPOSE_PROFILES=observe (InfluxDB + Grafana), godoxy (with GODOXY_BIN=…)"
 
@@ -59,7 +61,7 @@ setup: build # Build everything and install every proxy that is missing (idempot
 	bin/proxybench setup -targets $(TARGETS)
 
 up: setup $(if $(OBSERVE),observe-up) # Start the upstream and the proxies on loopback, each verified before it counts as up
-	bin/proxybench up -targets $(TARGETS)
+	bin/proxybench up -targets $(TARGETS) -pin "$(PIN)"
 
 down: bin/proxybench bin/observe # Stop exactly what `make up` started, by pid (InfluxDB too)
 	bin/proxybench down; s=$$?; bin/observe down && exit $$s
@@ -89,7 +91,7 @@ k6: build bin/observe $(if $(OBSERVE),observe-up) # Run SCENARIO against TARGET 
 	env $$(bin/observe env) bin/proxybench k6 -scenario "$(SCENARIO)" -targets "$(TARGET)" -proto "$(PROTO)" -profile $(PROFILE) -testid $(TESTID) -- $(ARGS)
 
 bench: setup bin/observe $(if $(OBSERVE),observe-up) # The benchmark: stack up, every scenario × every target at PROFILE, tables, stack down
-	env $$(bin/observe env) bin/proxybench bench -targets $(TARGETS) -profile $(PROFILE) -protos $(PROTOS) -modes $(MODES) $(if $(RUNS),-runs $(RUNS)) $(if $(filter 1 true yes,$(DASHBOARD)),-dashboard) $(if $(filter 1 true yes,$(RESTART)),-restart) -testid $(TESTID) -- $(ARGS)
+	env $$(bin/observe env) bin/proxybench bench -targets $(TARGETS) -profile $(PROFILE) -protos $(PROTOS) -modes $(MODES) $(if $(RUNS),-runs $(RUNS)) $(if $(filter 1 true yes,$(DASHBOARD)),-dashboard) $(if $(filter 1 true yes,$(RESTART)),-restart) -pin "$(PIN)" -testid $(TESTID) -- $(ARGS)
 
 table: bin/proxybench # Print the tables of a saved run again: make table ID=<testid>
 	bin/proxybench table results/$(ID)

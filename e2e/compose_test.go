@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -270,14 +269,7 @@ func TestComposeStackServes(t *testing.T) {
 		t.Fatalf("proxybench attach: %v\n%s", err, out)
 	}
 	t.Log(string(out))
-	data, err := os.ReadFile(filepath.Join(host, "state.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := &stack.State{}
-	if err := json.Unmarshal(data, st); err != nil {
-		t.Fatal(err)
-	}
+	st := readState(t, host)
 	if st.Engine != stack.EngineCompose {
 		t.Errorf("state engine %q, want %q", st.Engine, stack.EngineCompose)
 	}

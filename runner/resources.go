@@ -187,7 +187,7 @@ func startSampler(targetPID, clientPID int, interval time.Duration) (*Sampler, e
 		done:      make(chan struct{}),
 	}
 	if clientPID > 0 {
-		s.SetClient(clientPID)
+		s.SetClient(clientPID, 0)
 	}
 	s.sample(true, false)
 	go s.loop(interval)
@@ -196,13 +196,18 @@ func startSampler(targetPID, clientPID int, interval time.Duration) (*Sampler, e
 
 // SetClient starts following the client (k6) from now on; call it right after the client
 // process started. Its CPU counts from its own start (a process started after the sampler
-// counts whole), and its wall time from this call.
-func (s *Sampler) SetClient(pid int) {
+// counts whole), and its wall time from this call. cpus is how many CPUs it was given (pinned:
+// its set's; it may not have set its affinity yet, taskset does so after the start), 0: read
+// its affinity now.
+func (s *Sampler) SetClient(pid, cpus int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.client = &tree{root: pid, procs: map[procKey]*procCPU{}}
 	s.clientStart = time.Now()
-	s.clientCPUs = CPUsAvailableTo(pid)
+	if cpus <= 0 {
+		cpus = CPUsAvailableTo(pid)
+	}
+	s.clientCPUs = cpus
 }
 
 // ClientDone records the client's exact CPU time from its exit status (the rusage wait4

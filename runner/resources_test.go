@@ -294,7 +294,7 @@ func TestSamplerClient(t *testing.T) {
 	if err := client.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s.SetClient(client.Process.Pid)
+	s.SetClient(client.Process.Pid, 0)
 	if err := client.Wait(); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -24,6 +25,10 @@ type Runner struct {
 	CAFile       string   // trusted through SSL_CERT_FILE: certificates are verified, never skipped
 	Profile      string   // smoke, stable, stress
 	ExtraArgs    []string // passed to `k6 run` as they are
+	// ClientPrefix runs k6 under it (`taskset -c 0-3`: pinned), and ClientCPUs is then the
+	// number of CPUs that gives k6, which its CPU use is measured against. Both unset: unpinned.
+	ClientPrefix []string
+	ClientCPUs   int
 	Stdout       io.Writer
 	Stderr       io.Writer
 }
@@ -118,9 +123,9 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 	}
 	// No --tag testid=…: a CLI tag replaces the script's options.tags (target, mode, …), and the
 	// scripts already tag testid from TESTID.
-	args := append([]string{"run"}, r.ExtraArgs...)
-	args = append(args, script)
-	cmd := exec.CommandContext(ctx, r.K6, args...)
+	argv := append(append(slices.Clone(r.ClientPrefix), r.K6, "run"), r.ExtraArgs...)
+	argv = append(argv, script)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = r.Env(testid, j, summary)
 	cmd.Stdout, cmd.Stderr = r.Stdout, r.Stderr
 	var sampler *Sampler
@@ -132,7 +137,7 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 	runErr := cmd.Start()
 	if runErr == nil {
 		if sampler != nil {
-			sampler.SetClient(cmd.Process.Pid)
+			sampler.SetClient(cmd.Process.Pid, r.ClientCPUs)
 		}
 		runErr = cmd.Wait()
 	}

@@ -60,6 +60,9 @@ type Stack struct {
 
 	// ReadyTimeout bounds how long a target may take to answer its first verified request.
 	ReadyTimeout time.Duration
+	// Pin, when set, starts the upstream and the proxies on their CPU sets (Up records it in
+	// the state, so that the client of a later run is pinned alike).
+	Pin *Pinning
 }
 
 // New loads the targets file.
@@ -83,7 +86,9 @@ type Running struct {
 type State struct {
 	Started time.Time `json:"started"`
 	// Engine is empty for a stack `make up` started, EngineCompose for one Attach adopted.
-	Engine  string              `json:"engine,omitempty"`
+	Engine string `json:"engine,omitempty"`
+	// Pin is the CPU layout the stack was started with; nil: none.
+	Pin     *Pinning            `json:"pinning,omitempty"`
 	Targets map[string]*Running `json:"targets"`
 	// Missing are optional targets that could not be installed, with how to add them: every
 	// table shows them as such instead of leaving them out.
@@ -206,7 +211,7 @@ func (s *Stack) Up(ctx context.Context, names []string) (err error) {
 		return err
 	}
 
-	st := &State{Started: time.Now(), Targets: map[string]*Running{}, Missing: missing}
+	st := &State{Started: time.Now(), Targets: map[string]*Running{}, Missing: missing, Pin: s.Pin}
 	defer func() {
 		if err != nil {
 			s.stopAll(st)
@@ -367,7 +372,11 @@ func (s *Stack) startTarget(ctx context.Context, name string, def *Definition, c
 	if err != nil {
 		return nil, err
 	}
-	return c.running, s.start(ctx, name, c.running, c.argv, c.env, c.dir, prober)
+	role := RoleProxy
+	if name == Direct {
+		role = RoleUpstream // alone, it is the target measured; behind a proxy, the upstream
+	}
+	return c.running, s.start(ctx, name, c.running, s.Pin.Wrap(role, c.argv), c.env, c.dir, prober)
 }
 
 func (s *Stack) start(ctx context.Context, name string, r *Running, argv, env []string, runDir string, prober *Prober) error {

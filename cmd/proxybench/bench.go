@@ -32,6 +32,7 @@ type benchFlags struct {
 	runs          int
 	dashboard     bool
 	restart       bool
+	pin           *stack.Pinning
 }
 
 func envString(key, def string) string {
@@ -71,12 +72,16 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	modes := fs.String("modes", envString("MODES", "all"), "connection patterns: all or a comma-separated list of reused, fresh, probe")
 	runs := fs.String("runs", envString("RUNS", ""), "runs per throughput cell (default: smoke 1, stable 5, stress 3)")
 	dash := fs.Bool("dashboard", envString("DASHBOARD", "") == "1", "keep k6's web dashboard HTML export of every run")
-	restart := fs.Bool("restart", envString("RESTART", "") == "1", "restart the target before each of its runs but its first, so that no run inherits another's state")
+	pin := pinFlag(fs)
+	restart := fs.Bool("restart", envString("RESTART", "") == "1", "restart the target before each of its runs, so that no run inherits another's state")
 	f, err := parseRunFlags(fs, args)
 	if err != nil {
 		return nil, err
 	}
 	b := &benchFlags{runFlags: f, dashboard: *dash, restart: *restart, runs: profileRuns[f.profile]}
+	if b.pin, err = parsePin(*pin); err != nil {
+		return nil, err
+	}
 	if b.protos, err = listFlag("PROTOS", *protos, allProtos); err != nil {
 		return nil, err
 	}
@@ -140,8 +145,9 @@ type bench struct {
 	dash    bool
 	results []*runner.Result // every run, for the exit status
 	tables  []*runner.Result // run 1 of each cell, for the tables
-	restart bool             // each run but a target's first on a freshly started process
-	used    map[string]bool  // targets that have served a run since they started
+	// restart: every run on a freshly started process. Its first too: restarting the upstream
+	// (direct's runs) breaks the proxies' pooled connections to it, which no proxy's run may meet.
+	restart bool
 }
 
 // runnable tells whether a job can run, else records it as not run (its target lacks the
@@ -167,7 +173,7 @@ func (x *bench) runnable(j runner.Job) bool {
 
 // run runs one job with its resources sampled, and adds it to the bench.
 func (x *bench) run(ctx context.Context, j runner.Job) *runner.Result {
-	if x.restart && x.used[j.Target] {
+	if x.restart {
 		r, err := x.s.Restart(ctx, j.Target)
 		if err != nil {
 			// not measured: an invalid run that says why, and the target is down from now on
@@ -177,7 +183,6 @@ func (x *bench) run(ctx context.Context, j runner.Job) *runner.Result {
 		}
 		x.pids[j.Target] = r.PID
 	}
-	x.used[j.Target] = true
 	if x.dash {
 		if path, err := x.r.ResultPath(x.testid, j); err == nil {
 			j.Env = append(j.Env, "K6_WEB_DASHBOARD=true", "K6_WEB_DASHBOARD_PORT=-1",
@@ -248,6 +253,7 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
+	s.Pin = f.pin
 	if err := s.Up(ctx, names); err != nil {
 		return err
 	}
@@ -266,7 +272,7 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	}
 	r := newRunner(s, f.runFlags)
 	x := &bench{s: s, r: r, testid: f.testid, dir: filepath.Join(r.ResultsDir, f.testid), sv: sv, pids: map[string]int{},
-		dash: f.dashboard, restart: f.restart, used: map[string]bool{}}
+		dash: f.dashboard, restart: f.restart}
 	for n, t := range st.Targets {
 		x.pids[n] = t.PID
 	}

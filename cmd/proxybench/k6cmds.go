@@ -41,8 +41,9 @@ func parseRunFlags(fs *flag.FlagSet, args []string) (*runFlags, error) {
 	return f, nil
 }
 
+// newRunner runs k6 for the stack s, pinned as s is (s.Pin).
 func newRunner(s *stack.Stack, f *runFlags) *runner.Runner {
-	return &runner.Runner{
+	r := &runner.Runner{
 		K6:           filepath.Join(s.Root, "bin", "k6"),
 		ScenariosDir: filepath.Join(s.Root, "scenarios"),
 		ResultsDir:   envPath("RESULTS_DIR", filepath.Join(s.Root, "results")),
@@ -53,6 +54,10 @@ func newRunner(s *stack.Stack, f *runFlags) *runner.Runner {
 		Stdout:       os.Stdout,
 		Stderr:       os.Stderr,
 	}
+	if s.Pin != nil {
+		r.ClientPrefix, r.ClientCPUs = s.Pin.Wrap(stack.RoleClient, nil), len(s.Pin.Client)
+	}
+	return r
 }
 
 // runningTargets resolves -targets against what is up: a benchmark of a target that is down
@@ -224,6 +229,11 @@ func cmdK6(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	st, err := s.LoadState()
+	if err != nil {
+		return err
+	}
+	s.Pin = st.Pin // the client goes where `make up PIN=…` left room for it
 	r := newRunner(s, f)
 	results := runCells(ctx, r, f.testid, cells, targets, sv)
 	return invalidErr(results, filepath.Join(r.ResultsDir, f.testid))

@@ -30,6 +30,9 @@ func manifest(ctx context.Context, s *stack.Stack, k6 string, names []string, pr
 		"pinning":    fmt.Sprintf("none: client, proxies and upstream share %d CPUs", cpus),
 		"git_commit": "unknown",
 	}
+	if s.Pin != nil {
+		m["pinning"] = s.Pin.String()
+	}
 	if c := firstLine(commandOutput(ctx, s.Root, "git", "rev-parse", "HEAD")); c != "" {
 		m["git_commit"] = c
 	}

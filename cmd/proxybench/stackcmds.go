@@ -44,11 +44,37 @@ func cmdSetup(ctx context.Context, args []string) error {
 }
 
 func cmdUp(ctx context.Context, args []string) error {
-	s, names, err := stackAndTargets("up", args)
+	fs := flag.NewFlagSet("up", flag.ContinueOnError)
+	targets := fs.String("targets", envOr("TARGETS", "all"), "targets: all or a comma-separated list")
+	pin := pinFlag(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	s, err := newStack()
 	if err != nil {
 		return err
 	}
+	names, err := s.Config.Select(*targets)
+	if err != nil {
+		return err
+	}
+	if s.Pin, err = parsePin(*pin); err != nil {
+		return err
+	}
 	return s.Up(ctx, names)
+}
+
+// pinFlag is -pin of up and bench: the CPU layout, from PIN by default.
+func pinFlag(fs *flag.FlagSet) *string {
+	return fs.String("pin", envOr("PIN", ""), "CPU pinning: none, auto (client half, proxy and upstream the rest; 3 CPUs or more) or client=…,proxy=…,upstream=… (kernel CPU lists)")
+}
+
+func parsePin(spec string) (*stack.Pinning, error) {
+	avail, err := stack.AvailableCPUs()
+	if err != nil {
+		return nil, err
+	}
+	return stack.ParsePinning(spec, avail)
 }
 
 func cmdDown(_ context.Context, _ []string) error {
