@@ -32,6 +32,7 @@ func TestMarkdownRows(t *testing.T) {
 		"| Upload probe body | 256 KiB |",
 		"| Runs per throughput cell | 3 |",
 		"| Machine | Test CPU, 2 CPUs, 6.1.0 |",
+		"| Targets | restarted before each run (RESTART=1) |",
 		"| CPUs shared by client, proxies and upstream | 2 |",
 		"| proxies.nginx | 1.22.1 |",
 		// Reused: 10000, 11000, 9000 → median 10,000, stdev 1000, CV 10.0; p50 3000/v → 0.30,

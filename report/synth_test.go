@@ -13,7 +13,7 @@ import (
 func synthBench() *Bench {
 	b := New("synth-1", "smoke", map[string]any{
 		"k6_version": "v2.2.0", "kernel": "6.1.0", "cpu_model": "Test CPU", "cpus": float64(2),
-		"pinning": "none", "git_commit": "abc123",
+		"pinning": "none", "git_commit": "abc123", "restart_between_runs": true,
 		"proxies": map[string]any{"nginx": "1.22.1", "caddy": "2.6.2", "envoy": "1.40.0"},
 	})
 	b.Started = time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)

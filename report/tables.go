@@ -154,6 +154,12 @@ func runDetails(b *Bench) table {
 	machine := strings.TrimSpace(strings.Join(nonEmpty(manifestString(b, "cpu_model"), cpusText(b), manifestString(b, "kernel")), ", "))
 	add("Machine", machine)
 	add("CPU pinning", manifestString(b, "pinning"))
+	switch b.Manifest["restart_between_runs"] {
+	case true:
+		add("Targets", "restarted before each run (RESTART=1)")
+	case false:
+		add("Targets", "started once for the whole bench")
+	}
 	if n := b.CPUs(); n > 0 {
 		add("CPUs shared by client, proxies and upstream", strconv.Itoa(n))
 	} else {
