@@ -26,7 +26,7 @@ export K6_NO_USAGE_REPORT := true
 export K6_AUTO_EXTENSION_RESOLUTION := false
 
 K6_SOURCES := $(shell find extensions -name '*.go' -not -name '*_test.go') extensions/go.mod extensions/go.sum
-GO_SOURCES := $(shell find cmd stack runner upstream report -name '*.go' -not -name '*_test.go') go.mod
+GO_SOURCES := $(shell find cmd stack runner upstream report observe -name '*.go' -not -name '*_test.go') go.mod
 OBSERVE_SOURCES := $(shell find observe stack -name '*.go' -not -name '*_test.go') go.mod
 
 .DEFAULT_GOAL := help

@@ -517,6 +517,8 @@ func TestBenchReport(t *testing.T) {
 			}
 		}
 	})
+	h.streamToInfluxDB(t) // as `make bench OBSERVE=1`: k6's points and the runner's resources
+	from := time.Now().Add(-time.Minute)
 	out, err := h.proxybench(t, "bench", "-targets", "direct,nginx", "-modes", "reused,probe",
 		"-protos", "h1c,h2", "-runs", "2", "-restart", "-testid", testid)
 	// bench fails when any run is invalid. At these sizes on a shared 2-CPU machine the
@@ -571,6 +573,7 @@ func TestBenchReport(t *testing.T) {
 	if err := report.Check(b); err != nil {
 		t.Errorf("report.Check: %v", err)
 	}
+	h.checkResourcesInInfluxDB(t, testid, b, from)
 	if benchErr != nil {
 		for _, c := range b.Cells {
 			if len(c.Invalid) > 0 {

@@ -3,12 +3,16 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
+	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/proxybench/proxybench/observe"
+	"github.com/proxybench/proxybench/report"
 	"github.com/proxybench/proxybench/runner"
 )
 
@@ -54,5 +58,68 @@ func (h *harness) checkInfluxDB(t *testing.T, testid, scenario string, results [
 		if got != r.Requests || got == 0 {
 			t.Errorf("%s/%s: InfluxDB counts %v requests, the result %v\n%s", scenario, r.Target, got, r.Requests, q)
 		}
+	}
+}
+
+// checkResourcesInInfluxDB: the bench wrote one resources point per measured run of the
+// matrix, with the figures of bench.json, and every query of the resources dashboard returns
+// data for each target of the bench.
+func (h *harness) checkResourcesInInfluxDB(t *testing.T, testid string, b *report.Bench, from time.Time) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	type sums struct {
+		runs int
+		cpu  float64
+	}
+	want := map[string]*sums{}
+	for _, c := range b.Cells {
+		for _, r := range c.Runs {
+			if r.Resources == nil {
+				continue
+			}
+			if want[c.Target] == nil {
+				want[c.Target] = &sums{}
+			}
+			want[c.Target].runs++
+			want[c.Target].cpu += r.Resources.TargetCPUSeconds
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("bench.json has no run with resources")
+	}
+	for target, w := range want {
+		q := fmt.Sprintf(`SELECT count("target_cpu_s"), sum("target_cpu_s") FROM "%s" WHERE "testid" = '%s' AND "target" = '%s' AND "mode" != 'equal-load'`,
+			observe.ResourcesMeasurement, testid, target)
+		series, err := observe.Query(ctx, h.influx.URL(), h.influx.Bucket, q)
+		if err != nil || len(series) != 1 || len(series[0].Values) != 1 {
+			t.Errorf("%s: %v %+v", q, err, series)
+			continue
+		}
+		row := series[0].Values[0]
+		n, _ := row[1].(float64)
+		cpu, _ := row[2].(float64)
+		if int(n) != w.runs || math.Abs(cpu-w.cpu) > 1e-9*max(1, w.cpu) {
+			t.Errorf("target %s: InfluxDB has %v resource points summing %v CPU s; bench.json %d runs, %v CPU s", target, n, cpu, w.runs, w.cpu)
+		}
+	}
+	ds, err := observe.LoadDashboards(filepath.Join(h.root, "dashboards", "definitions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, d := range ds {
+		if d.File != observe.ResourcesDashboard {
+			continue
+		}
+		found = true
+		targets := slices.Sorted(maps.Keys(want))
+		_, errs := observe.CheckQueries(ctx, h.influx.URL(), h.influx.Bucket, d, testid, targets, from, time.Now().Add(time.Minute))
+		for _, err := range errs {
+			t.Error(err)
+		}
+	}
+	if !found {
+		t.Errorf("no %s in dashboards/definitions", observe.ResourcesDashboard)
 	}
 }

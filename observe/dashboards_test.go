@@ -23,74 +23,6 @@ var root = func() string {
 	return abs
 }()
 
-type dashboardModel struct {
-	file          string
-	UID           string  `json:"uid"`
-	Title         string  `json:"title"`
-	SchemaVersion int     `json:"schemaVersion"`
-	Panels        []panel `json:"panels"`
-	Templating    struct {
-		List []variable `json:"list"`
-	} `json:"templating"`
-}
-
-type dsRef struct {
-	Type string `json:"type"`
-	UID  string `json:"uid"`
-}
-
-type panel struct {
-	ID         int     `json:"id"`
-	Type       string  `json:"type"`
-	Title      string  `json:"title"`
-	Datasource *dsRef  `json:"datasource"`
-	GridPos    gridPos `json:"gridPos"`
-	Targets    []struct {
-		RefID        string `json:"refId"`
-		Datasource   *dsRef `json:"datasource"`
-		Query        string `json:"query"`
-		RawQuery     bool   `json:"rawQuery"`
-		ResultFormat string `json:"resultFormat"`
-	} `json:"targets"`
-	Panels []panel `json:"panels"` // rows
-}
-
-type gridPos struct{ X, Y, W, H int }
-
-type variable struct {
-	Name       string `json:"name"`
-	Type       string `json:"type"`
-	Datasource *dsRef `json:"datasource"`
-	Query      string `json:"query"`
-	Multi      bool   `json:"multi"`
-	IncludeAll bool   `json:"includeAll"`
-}
-
-// builtins are the variables Grafana's InfluxDB data source provides itself.
-var builtins = []string{"timeFilter", "__interval", "__interval_ms"}
-
-func loadDashboards(t *testing.T) []dashboardModel {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(root, "dashboards", "definitions", "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no dashboards in dashboards/definitions: %v", err)
-	}
-	var out []dashboardModel
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var d dashboardModel
-		if err := json.Unmarshal(data, &d); err != nil {
-			t.Fatalf("%s: not JSON: %v", f, err)
-		}
-		d.file = filepath.Base(f)
-		out = append(out, d)
-	}
-	return out
-}
-
 func readYAML(t *testing.T, path string) map[string]any {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -148,6 +80,15 @@ func provisionedUIDs(t *testing.T) map[string]string {
 	return uids
 }
 
+func loadDashboards(t *testing.T) []Dashboard {
+	t.Helper()
+	ds, err := LoadDashboards(filepath.Join(root, "dashboards", "definitions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
 func TestProvisioningDashboardsProvider(t *testing.T) {
 	t.Parallel()
 	files, _ := filepath.Glob(filepath.Join(root, "dashboards", "provisioning", "dashboards", "*.yaml"))
@@ -176,15 +117,15 @@ func TestDashboardModels(t *testing.T) {
 	seenUID := map[string]string{}
 	varRE := regexp.MustCompile(`\$\{?([A-Za-z_][A-Za-z0-9_]*)`)
 	for _, d := range loadDashboards(t) {
-		t.Run(d.file, func(t *testing.T) {
+		t.Run(d.File, func(t *testing.T) {
 			if d.UID == "" || len(d.UID) > 40 || d.Title == "" || d.SchemaVersion < 36 {
 				t.Errorf("uid %q (1-40 chars), title %q and schemaVersion %d (≥ 36) are required", d.UID, d.Title, d.SchemaVersion)
 			}
 			if other, dup := seenUID[d.UID]; dup {
 				t.Errorf("uid %s is also %s's", d.UID, other)
 			}
-			seenUID[d.UID] = d.file
-			checkRef := func(where string, ref *dsRef) {
+			seenUID[d.UID] = d.File
+			checkRef := func(where string, ref *DSRef) {
 				if ref == nil {
 					t.Errorf("%s: no datasource (refer to it by {type, uid})", where)
 					return
@@ -207,8 +148,8 @@ func TestDashboardModels(t *testing.T) {
 				}
 			}
 			ids := map[int]string{}
-			var boxes []panel
-			for _, p := range flatten(d.Panels) {
+			var boxes []Panel
+			for _, p := range Flatten(d.Panels) {
 				where := fmt.Sprintf("panel %d %q", p.ID, p.Title)
 				if p.ID <= 0 {
 					t.Errorf("%s: id must be positive", where)
@@ -225,11 +166,11 @@ func TestDashboardModels(t *testing.T) {
 				}
 				g := p.GridPos
 				if g.W < 1 || g.H < 1 || g.X < 0 || g.Y < 0 || g.X+g.W > 24 {
-					t.Errorf("%s: gridPos %+v outside the 24-column grid", where, g)
+					t.Errorf("%s: GridPos %+v outside the 24-column grid", where, g)
 				}
 				for _, o := range boxes {
 					if overlaps(g, o.GridPos) {
-						t.Errorf("%s: gridPos %+v overlaps panel %d %+v", where, g, o.ID, o.GridPos)
+						t.Errorf("%s: GridPos %+v overlaps panel %d %+v", where, g, o.ID, o.GridPos)
 					}
 				}
 				boxes = append(boxes, p)
@@ -261,16 +202,7 @@ func TestDashboardModels(t *testing.T) {
 	}
 }
 
-func flatten(ps []panel) []panel {
-	var out []panel
-	for _, p := range ps {
-		out = append(out, p)
-		out = append(out, flatten(p.Panels)...)
-	}
-	return out
-}
-
-func overlaps(a, b gridPos) bool {
+func overlaps(a, b GridPos) bool {
 	return a.X < b.X+b.W && b.X < a.X+a.W && a.Y < b.Y+b.H && b.Y < a.Y+a.H
 }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proxybench/proxybench/observe"
 	"github.com/proxybench/proxybench/report"
 	"github.com/proxybench/proxybench/runner"
 	"github.com/proxybench/proxybench/stack"
@@ -145,6 +146,8 @@ type bench struct {
 	dash    bool
 	results []*runner.Result // every run, for the exit status
 	tables  []*runner.Result // run 1 of each cell, for the tables
+	// influx, when k6 streams into InfluxDB, gets each run's resources beside k6's points.
+	influx *observe.ResourceWriter
 	// restart: every run on a freshly started process. Its first too: restarting the upstream
 	// (direct's runs) breaks the proxies' pooled connections to it, which no proxy's run may meet.
 	restart bool
@@ -196,6 +199,15 @@ func (x *bench) run(ctx context.Context, j runner.Job) *runner.Result {
 
 func (x *bench) add(j runner.Job, res *runner.Result, rs *runner.Resources) {
 	x.results = append(x.results, res)
+	if x.influx != nil && rs != nil && res.Err == "" && res.Skipped == "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := x.influx.Write(ctx, res, rs, time.Now()); err != nil {
+			// said once; the bench goes on, as k6's output does when the database is down
+			fmt.Fprintf(os.Stderr, "warning: %v; no more resource points will be written\n", err)
+			x.influx = nil
+		}
+		cancel()
+	}
 	if j.Run <= 1 && res.Mode != report.EqualLoadMode {
 		x.tables = append(x.tables, res)
 	}
@@ -272,7 +284,7 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	}
 	r := newRunner(s, f.runFlags)
 	x := &bench{s: s, r: r, testid: f.testid, dir: filepath.Join(r.ResultsDir, f.testid), sv: sv, pids: map[string]int{},
-		dash: f.dashboard, restart: f.restart}
+		dash: f.dashboard, restart: f.restart, influx: observe.ResourceWriterFromEnv()}
 	for n, t := range st.Targets {
 		x.pids[n] = t.PID
 	}

@@ -1,0 +1,101 @@
+package observe
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/proxybench/proxybench/runner"
+)
+
+// ResourcesMeasurement holds what the runner measured of each run's processes (one point per
+// run): the target's CPU per request, CPU seconds and RSS, and the client's CPU use. The
+// resources dashboard reads it.
+const ResourcesMeasurement = "proxybench_resources"
+
+// ResourcesDashboard is the dashboard (in dashboards/definitions) that reads them.
+const ResourcesDashboard = "resources.json"
+
+// ResourceWriter writes the runner's resource figures to the InfluxDB k6 streams into, through
+// the same v2 write API and the same settings (K6_INFLUXDB_ADDR, _ORGANIZATION, _BUCKET,
+// _TOKEN), so that they land beside k6's own points, tagged alike.
+type ResourceWriter struct {
+	url, token string
+	client     *http.Client
+}
+
+// ResourceWriterFromEnv is the writer for the environment `bin/observe env` gives k6 (K6_OUT
+// naming our output), or nil when k6 does not stream into InfluxDB.
+func ResourceWriterFromEnv() *ResourceWriter {
+	if !slices.Contains(strings.Split(os.Getenv("K6_OUT"), ","), OutputName) && !strings.HasPrefix(os.Getenv("K6_OUT"), OutputName+"=") {
+		return nil
+	}
+	addr := os.Getenv("K6_INFLUXDB_ADDR")
+	if addr == "" {
+		addr = "http://localhost:8086" // the output's default
+	}
+	bucket := os.Getenv("K6_INFLUXDB_BUCKET")
+	if bucket == "" {
+		bucket = DefaultBucket
+	}
+	v := url.Values{"org": {os.Getenv("K6_INFLUXDB_ORGANIZATION")}, "bucket": {bucket}, "precision": {"ns"}}
+	return &ResourceWriter{
+		url:    strings.TrimRight(addr, "/") + "/api/v2/write?" + v.Encode(),
+		token:  os.Getenv("K6_INFLUXDB_TOKEN"),
+		client: &http.Client{Timeout: 5 * time.Second},
+	}
+}
+
+// Write sends one run's figures, tagged testid, target, proto (the wire protocol, as k6's
+// points: HTTP/1.1, HTTP/2.0, HTTP/3.0), mode and scenario, at time at.
+func (w *ResourceWriter) Write(ctx context.Context, r *runner.Result, res *runner.Resources, at time.Time) error {
+	line := ResourceLine(r, res, at)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, bytes.NewBufferString(line))
+	if err != nil {
+		return err
+	}
+	if w.token != "" {
+		req.Header.Set("Authorization", "Token "+w.token)
+	}
+	resp, err := w.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("write resources to InfluxDB: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("write resources to InfluxDB: %s", resp.Status)
+	}
+	return nil
+}
+
+// ResourceLine is the run's point in InfluxDB's line protocol.
+func ResourceLine(r *runner.Result, res *runner.Resources, at time.Time) string {
+	proto := r.ExpectedProto
+	if proto == "" {
+		proto = r.Proto
+	}
+	var b strings.Builder
+	b.WriteString(ResourcesMeasurement)
+	for _, t := range [][2]string{{"mode", r.Mode}, {"proto", proto}, {"scenario", r.Scenario}, {"target", r.Target}, {"testid", r.TestID}} {
+		if t[1] != "" {
+			b.WriteString("," + t[0] + "=" + escapeTag(t[1]))
+		}
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	fmt.Fprintf(&b, " target_cpu_us_per_req=%s,target_cpu_s=%s,rss_peak_mb=%s,rss_mean_mb=%s,requests=%s,client_cpu_util=%s,client_bound=%t %d\n",
+		f(res.TargetCPUPerReqMicros), f(res.TargetCPUSeconds), f(res.RSSPeakMB), f(res.RSSMeanMB), f(res.Requests),
+		f(res.ClientCPUUtil), res.ClientBound, at.UnixNano())
+	return b.String()
+}
+
+// escapeTag escapes a tag value for the line protocol: commas, equals signs and spaces.
+func escapeTag(s string) string {
+	return strings.NewReplacer(",", `\,`, "=", `\=`, " ", `\ `).Replace(s)
+}

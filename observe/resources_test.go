@@ -1,0 +1,44 @@
+package observe
+
+import (
+	"testing"
+	"time"
+
+	"github.com/proxybench/proxybench/runner"
+)
+
+func TestResourceLine(t *testing.T) {
+	t.Parallel()
+	r := &runner.Result{TestID: "id 1,a=b", Target: "nginx", Mode: "reused", Scenario: "reused-h2", Proto: "", ExpectedProto: "HTTP/2.0"}
+	res := &runner.Resources{TargetCPUPerReqMicros: 44.25, TargetCPUSeconds: 3.5, RSSPeakMB: 12, RSSMeanMB: 11.5, Requests: 79000, ClientCPUUtil: 0.91, ClientBound: true}
+	got := ResourceLine(r, res, time.Unix(1, 5))
+	want := `proxybench_resources,mode=reused,proto=HTTP/2.0,scenario=reused-h2,target=nginx,testid=id\ 1\,a\=b ` +
+		"target_cpu_us_per_req=44.25,target_cpu_s=3.5,rss_peak_mb=12,rss_mean_mb=11.5,requests=79000,client_cpu_util=0.91,client_bound=true 1000000005\n"
+	if got != want {
+		t.Errorf("ResourceLine:\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestResourceWriterFromEnv(t *testing.T) {
+	for _, tc := range []struct {
+		out  string
+		want string // the write URL, "" for no writer
+	}{
+		{"", ""},
+		{"json=x.json", ""},
+		{OutputName, "http://127.0.0.1:9/api/v2/write?bucket=k6&org=&precision=ns"},
+		{"json=x.json," + OutputName, "http://127.0.0.1:9/api/v2/write?bucket=k6&org=&precision=ns"},
+	} {
+		t.Setenv("K6_OUT", tc.out)
+		t.Setenv("K6_INFLUXDB_ADDR", "http://127.0.0.1:9/")
+		t.Setenv("K6_INFLUXDB_BUCKET", "")
+		w := ResourceWriterFromEnv()
+		got := ""
+		if w != nil {
+			got = w.url
+		}
+		if got != tc.want {
+			t.Errorf("K6_OUT=%q: writer to %q, want %q", tc.out, got, tc.want)
+		}
+	}
+}
