@@ -19,6 +19,9 @@ ARGS ?=
 OBSERVE ?=
 COMPOSE ?= docker compose
 export COMPOSE_PROFILES GODOXY_BIN
+# The scenario knobs reach k6's scripts through the environment, from the command line or .env
+# alike (empty: the profile's value).
+export DURATION WARMUP CONNECTIONS STREAMS REQUESTS FRESH_CONNECTIONS SAMPLES UPLOAD_BYTES
 export PROXYBENCH_CACHE ?= $(HOME)/.cache/proxybench
 
 # k6 must never reach the internet: no usage report, no automatic extension download.
@@ -90,8 +93,14 @@ status: bin/proxybench # Show each target's version, pid and per-protocol health
 k6: build bin/observe $(if $(OBSERVE),observe-up) # Run SCENARIO against TARGET (one or all running) and print the side-by-side table
 	env $$(bin/observe env) bin/proxybench k6 -scenario "$(SCENARIO)" -targets "$(TARGET)" -proto "$(PROTO)" -profile $(PROFILE) -testid $(TESTID) -- $(ARGS)
 
-bench: setup bin/observe $(if $(OBSERVE),observe-up) # The benchmark: stack up, every scenario × every target at PROFILE, tables, stack down
-	env $$(bin/observe env) bin/proxybench bench -targets $(TARGETS) -profile $(PROFILE) -protos $(PROTOS) -modes $(MODES) $(if $(RUNS),-runs $(RUNS)) $(if $(filter 1 true yes,$(DASHBOARD)),-dashboard) $(if $(filter 1 true yes,$(RESTART)),-restart) -pin "$(PIN)" -testid $(TESTID) -- $(ARGS)
+BENCH_FLAGS = -targets "$(TARGETS)" -profile "$(PROFILE)" -protos "$(PROTOS)" -modes "$(MODES)" $(if $(RUNS),-runs "$(RUNS)") $(if $(filter 1 true yes,$(DASHBOARD)),-dashboard) $(if $(filter 1 true yes,$(RESTART)),-restart) -pin "$(PIN)"
+
+# bench's flags are checked before setup, which may build proxies for minutes.
+bench-check: bin/proxybench
+	@bin/proxybench bench -check $(BENCH_FLAGS)
+
+bench: bench-check setup bin/observe $(if $(OBSERVE),observe-up) # The benchmark: stack up, every scenario × every target at PROFILE, tables, stack down
+	env $$(bin/observe env) bin/proxybench bench $(BENCH_FLAGS) -testid $(TESTID) -- $(ARGS)
 
 table: bin/proxybench # Print the tables of a saved run again: make table ID=<testid>
 	bin/proxybench table results/$(ID)
@@ -121,4 +130,4 @@ test: setup influxd test-deps lint # Unit tests, k6 inspect of every scenario, a
 clean: # Remove built binaries and results (the install cache stays)
 	rm -rf bin results
 
-.PHONY: help k6-build build setup up down compose-up compose-down status k6 bench table lint test clean influxd observe-up observe-down
+.PHONY: help k6-build build setup up down bench-check compose-up compose-down status k6 bench table lint test clean influxd observe-up observe-down

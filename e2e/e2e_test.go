@@ -519,20 +519,21 @@ func TestBenchReport(t *testing.T) {
 	})
 	h.streamToInfluxDB(t) // as `make bench OBSERVE=1`: k6's points and the runner's resources
 	from := time.Now().Add(-time.Minute)
-	out, err := h.proxybench(t, "bench", "-targets", "direct,nginx", "-modes", "reused,probe",
+	// -targets nginx: bench adds direct itself, the baseline every target is shown against.
+	out, err := h.proxybench(t, "bench", "-targets", "nginx", "-modes", "reused,probe",
 		"-protos", "h1c,h2", "-runs", "2", "-restart", "-testid", testid)
 	// bench fails when any run is invalid. At these sizes on a shared 2-CPU machine the
 	// equal-load pass may drop a few iterations (k6 near its own CPU limit): that run is said
 	// invalid, which is right, and is only logged here; every matrix cell must be valid.
 	benchErr := err
 	dir := filepath.Join(h.results, testid)
-	for _, want := range []string{"[1/", "ETA", "report: " + filepath.Join(dir, "report.html"),
+	for _, want := range []string{"[1/", "ETA", "report: " + filepath.Join(dir, "report.html"), "direct added to the targets",
 		"each target restarted before each of its runs", "== Reused-connection throughput  (testid " + testid + ", median over the valid runs)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("bench output lacks %q:\n%s", want, out)
 		}
 	}
-	// -restart: nginx serves reused-h1c ×2, reused-h2 ×2, the probes and 2 equal-load runs, each
+	// -restart: nginx serves reused-h1c ×2, reused-h2 ×2, the probes and 2 equal-load runs (h1c, h2), each
 	// on a process of its own: one "up" line (a new pid) per run, and one of `up`
 	nginxPIDs := map[string]bool{}
 	for _, m := range regexp.MustCompile(`(?m)^nginx +up +pid (\d+)`).FindAllStringSubmatch(out, -1) {
@@ -574,6 +575,7 @@ func TestBenchReport(t *testing.T) {
 		t.Errorf("report.Check: %v", err)
 	}
 	h.checkResourcesInInfluxDB(t, testid, b, from)
+	h.checkRunRatesInInfluxDB(t, testid, b, from)
 	if benchErr != nil {
 		for _, c := range b.Cells {
 			if len(c.Invalid) > 0 {
@@ -625,22 +627,35 @@ func TestBenchReport(t *testing.T) {
 			t.Errorf("run 2 of %s nginx: %v", sc, err)
 		}
 	}
-	// The equal-load pass: over h2 (h1 and h3 are not among -protos), both targets at one rate.
-	var rates []float64
+	// The equal-load pass: over h1c and h2 (h1 and h3 are not among -protos), both targets at
+	// one rate per protocol.
+	rates := map[string][]float64{}
 	for _, e := range b.EqualLoad {
-		if e.Proto != "h2" || e.RateRPS <= 0 || e.Requests <= 0 || e.P999 <= 0 || e.P999 < e.P99 || e.Valid != (e.Dropped == 0 && len(e.Invalid) == 0) {
+		if (e.Proto != "h1c" && e.Proto != "h2") || e.RateRPS <= 0 || e.Requests <= 0 || e.P999 <= 0 || e.P999 < e.P99 || e.Valid != (e.Dropped == 0 && len(e.Invalid) == 0) {
 			t.Errorf("equal-load cell not as it should be: %+v", e)
 		}
 		if !e.Valid {
 			t.Logf("equal-load %s %s at %.0f req/s invalid: %v", e.Proto, e.Target, e.RateRPS, e.Invalid)
 		}
-		rates = append(rates, e.RateRPS)
+		rates[e.Proto] = append(rates[e.Proto], e.RateRPS)
 	}
-	if len(b.EqualLoad) != 2 || rates[0] != rates[1] {
-		t.Errorf("equal-load: %d cells at %v req/s, want direct and nginx at one rate", len(b.EqualLoad), rates)
+	for _, p := range []string{"h1c", "h2"} {
+		if r := rates[p]; len(r) != 2 || r[0] != r[1] {
+			t.Errorf("equal-load %s: cells at %v req/s, want direct and nginx at one rate", p, r)
+		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "report.md")); err != nil {
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
 		t.Error(err)
+	}
+	// Two runs per cell: the spread table has every statistic of each.
+	for _, c := range b.Cells {
+		if c.RPS.N == 2 {
+			row := fmt.Sprintf("| %s | %s | 2 |", c.Scenario, c.Target)
+			if !strings.Contains(string(md), row) {
+				t.Errorf("report.md: no spread row %q", row)
+			}
+		}
 	}
 	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
 	if err != nil || !strings.Contains(string(page), "<svg") {

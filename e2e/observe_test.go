@@ -123,3 +123,54 @@ func (h *harness) checkResourcesInInfluxDB(t *testing.T, testid string, b *repor
 		t.Errorf("no %s in dashboards/definitions", observe.ResourcesDashboard)
 	}
 }
+
+// checkRunRatesInInfluxDB: with two runs per cell under one testid, the proxy comparison's
+// whole-run req/s is the mean of the runs' rates (each over its own measured scenario), as
+// bench.json has it, never their sum.
+func (h *harness) checkRunRatesInInfluxDB(t *testing.T, testid string, b *report.Bench, from time.Time) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ds, err := observe.LoadDashboards(filepath.Join(h.root, "dashboards", "definitions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var query string
+	for _, d := range ds {
+		for _, p := range observe.Flatten(d.Panels) {
+			if d.File == "proxy-comparison.json" && p.Title == "Requests per second (whole run)" && len(p.Targets) == 1 {
+				query = p.Targets[0].Query
+			}
+		}
+	}
+	if query == "" {
+		t.Fatal("proxy-comparison.json has no panel \"Requests per second (whole run)\"")
+	}
+	checked := 0
+	for _, c := range b.Cells {
+		if c.Mode != "reused" || c.RPS.N < 2 {
+			continue
+		}
+		vals := map[string][]string{"testid": {testid}, "target": {c.Target}, "mode": {"reused"}, "proto": {"HTTP/1.1", "HTTP/2.0"}}
+		series, err := observe.Query(ctx, h.influx.URL(), h.influx.Bucket, observe.Substitute(query, vals, from, time.Now().Add(time.Minute), "1s"))
+		if err != nil {
+			t.Errorf("%s %s: %v", c.Scenario, c.Target, err)
+			continue
+		}
+		got := math.NaN()
+		for _, s := range series {
+			if s.Tags["scenario"] == c.Scenario && len(s.Values) == 1 {
+				got, _ = s.Values[0][len(s.Values[0])-1].(float64)
+			}
+		}
+		// The output's span (first to last sample of the scenario) is a little shorter than
+		// DURATION, which k6's rate divides by.
+		if !(math.Abs(got-c.RPS.Mean) <= 0.1*c.RPS.Mean) {
+			t.Errorf("%s %s: the dashboard's whole-run req/s is %v, bench.json's mean over %d runs %v", c.Scenario, c.Target, got, c.RPS.N, c.RPS.Mean)
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Error("no reused cell with two valid runs to check")
+	}
+}

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +23,8 @@ import (
 // TestObserveEndToEnd streams real k6 runs (bin/k6 with our output) against a real upstream
 // into a real InfluxDB 1.8 and checks: (a) http_reqs in InfluxDB equals k6's end-of-test
 // summary exactly, per target; (b) every query of every dashboard, its variables substituted as
-// Grafana would, returns data for every target. Two targets point at the same upstream
+// Grafana would, returns data for every target; (d) every failure panel counts a request that
+// failed before any response (no proto tag), whatever protocol is selected. Two targets point at the same upstream
 // ("direct" and "mirror"), so that per-target separation is tested too.
 //
 // It needs bin/k6, bin/upstream and influxd: `make test` builds and installs them first.
@@ -158,6 +161,75 @@ func TestObserveEndToEnd(t *testing.T) {
 			}
 		})
 	}
+
+	// (d) A request that failed before any response (a refused connection) carries no proto
+	// tag: every failure panel still counts it, whichever protocol is selected. The runs above
+	// failed nothing, so these are the only failures in the database.
+	at := time.Now().UnixNano()
+	var lines strings.Builder
+	for _, agg := range []string{"interval", "run"} {
+		fmt.Fprintf(&lines, "http_req_failed,agg=%s,expected_response=true,mode=reused,scenario=reused-h1c,target=direct,testid=%s count=7,sum=7 %d\n", agg, testid, at)
+	}
+	if err := writeLines(ctx, influx.URL(), db, lines.String()); err != nil {
+		t.Fatal(err)
+	}
+	vals := map[string][]string{"testid": {testid}, "target": {"direct"}, "mode": {"reused"}, "proto": {"HTTP/1.1"}}
+	failurePanels := 0
+	for _, d := range loadDashboards(t) {
+		for _, p := range Flatten(d.Panels) {
+			for _, q := range p.Targets {
+				if !strings.Contains(q.Query, `FROM "http_req_failed"`) {
+					continue
+				}
+				failurePanels++
+				series, err := Query(ctx, influx.URL(), db, Substitute(q.Query, vals, from, time.Now().Add(time.Minute), "1s"))
+				if err != nil {
+					t.Errorf("%s: panel %q: %v", d.File, p.Title, err)
+					continue
+				}
+				if largest(series) <= 0 {
+					t.Errorf("%s: panel %q does not count failures without a protocol:\n%s", d.File, p.Title, q.Query)
+				}
+			}
+		}
+	}
+	if failurePanels == 0 {
+		t.Error("no dashboard panel reads http_req_failed")
+	}
+}
+
+// writeLines writes line-protocol points to db (InfluxDB 1.x's /write, nanosecond times).
+func writeLines(ctx context.Context, base, db, lines string) error {
+	u := base + "/write?precision=ns&db=" + url.QueryEscape(db)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(lines))
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		body, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("write: %s: %s", resp.Status, body)
+	}
+	return nil
+}
+
+// largest is the largest number in any series' values (time columns aside); 0 when none.
+func largest(series []Series) float64 {
+	m := 0.0
+	for _, s := range series {
+		for _, row := range s.Values {
+			for i, v := range row {
+				if f, ok := v.(float64); ok && (i >= len(s.Columns) || s.Columns[i] != "time") {
+					m = max(m, f)
+				}
+			}
+		}
+	}
+	return m
 }
 
 func freePort(t *testing.T) int {

@@ -89,9 +89,9 @@ func ResourceLine(r *runner.Result, res *runner.Resources, at time.Time) string 
 		}
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	fmt.Fprintf(&b, " target_cpu_us_per_req=%s,target_cpu_s=%s,rss_peak_mb=%s,rss_mean_mb=%s,requests=%s,client_cpu_util=%s,client_bound=%t %d\n",
+	fmt.Fprintf(&b, " target_cpu_us_per_req=%s,target_cpu_s=%s,rss_peak_mb=%s,rss_mean_mb=%s,requests=%s,client_cpu_util=%s,client_cpu_share=%s,client_bound=%t %d\n",
 		f(res.TargetCPUPerReqMicros), f(res.TargetCPUSeconds), f(res.RSSPeakMB), f(res.RSSMeanMB), f(res.Requests),
-		f(res.ClientCPUUtil), res.ClientBound, at.UnixNano())
+		f(res.ClientCPUUtil), f(res.ClientCPUShare), res.ClientBound, at.UnixNano())
 	return b.String()
 }
 

@@ -13,7 +13,7 @@ func TestResourceLine(t *testing.T) {
 	res := &runner.Resources{TargetCPUPerReqMicros: 44.25, TargetCPUSeconds: 3.5, RSSPeakMB: 12, RSSMeanMB: 11.5, Requests: 79000, ClientCPUUtil: 0.91, ClientBound: true}
 	got := ResourceLine(r, res, time.Unix(1, 5))
 	want := `proxybench_resources,mode=reused,proto=HTTP/2.0,scenario=reused-h2,target=nginx,testid=id\ 1\,a\=b ` +
-		"target_cpu_us_per_req=44.25,target_cpu_s=3.5,rss_peak_mb=12,rss_mean_mb=11.5,requests=79000,client_cpu_util=0.91,client_bound=true 1000000005\n"
+		"target_cpu_us_per_req=44.25,target_cpu_s=3.5,rss_peak_mb=12,rss_mean_mb=11.5,requests=79000,client_cpu_util=0.91,client_cpu_share=0,client_bound=true 1000000005\n"
 	if got != want {
 		t.Errorf("ResourceLine:\n got %q\nwant %q", got, want)
 	}

@@ -46,7 +46,7 @@ func TestHTMLCharts(t *testing.T) {
 		t.Errorf("charts = %v, want 4", got)
 	}
 	// The same tables as the Markdown: every section is there.
-	for _, id := range []string{"details", "manifest", "reused", "fresh", "probes", "sse", "ws", "resources", "equal-load", "runs", "invalid"} {
+	for _, id := range []string{"details", "manifest", "reused", "fresh", "probes", "sse", "ws", "spread", "resources", "equal-load", "runs", "invalid"} {
 		if !strings.Contains(page, `<section id="`+id+`">`) {
 			t.Errorf("no section %s", id)
 		}

@@ -54,9 +54,9 @@ func TestMarkdownRows(t *testing.T) {
 		"| nginx | 1.25 | 1.25 | 1.25 | 1.25 | 0.75 | 0.75 | 0.50 | 0.50 |",
 		"| nginx | 5 / 0 | 0.50 | 150 | 5 / 0 | 0.50 | 150 |",
 		"| caddy | 5 / 0 | 1.50 | 0.25 |",
-		// Resources: direct reused-h1 mean CPU (7.8+8.58+7.02)/3 = 7.80 s, 60 µs/request, client 95% → bound.
-		"| reused-h1 | direct | 60.0 | 7.80 | 16.0 | 14.0 | 95% of 2 | CLIENT-BOUND |",
-		"| reused-h2 | nginx | 50.0 | 3.90 | 15.0 | 13.0 | 50% of 2 | no |",
+		// Resources: direct reused-h1 mean CPU (7.8+8.58+7.02)/3 = 7.80 s, 60 µs/request, client 95% of what it could have and 70% of all used → bound.
+		"| reused-h1 | direct | 60.0 | 7.80 | 16.0 | 14.0 | 95% / 70% (2 CPUs) | CLIENT-BOUND |",
+		"| reused-h2 | nginx | 50.0 | 3.90 | 15.0 | 13.0 | 50% / 70% (2 CPUs) | no |",
 		// Equal load: caddy dropped 37 → invalid.
 		"| HTTP/1.1 TLS | caddy | 2,000 | 19,963 | 0.50 | 2.00 | 5.00 | 37 | NO |",
 		"| HTTP/1.1 TLS | nginx | 2,000 | 20,000 | 0.50 | 2.00 | 5.00 | 0 | yes |",

@@ -329,7 +329,9 @@ func MeanResources(rs []*runner.Resources) *runner.Resources {
 		m.RSSMeanMB += r.RSSMeanMB / n
 		m.WallSeconds += r.WallSeconds / n
 		m.ClientCPUSeconds += r.ClientCPUSeconds / n
+		m.ClientIdleCPUSeconds += r.ClientIdleCPUSeconds / n
 		m.ClientCPUUtil += r.ClientCPUUtil / n
+		m.ClientCPUShare += r.ClientCPUShare / n
 		m.RSSPeakMB = math.Max(m.RSSPeakMB, r.RSSPeakMB)
 		m.TargetProcs = max(m.TargetProcs, r.TargetProcs)
 		m.ClientCPUs = max(m.ClientCPUs, r.ClientCPUs)

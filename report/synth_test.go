@@ -24,8 +24,8 @@ func synthBench() *Bench {
 		r := &runner.Resources{TargetCPUSeconds: cpu, RSSPeakMB: peak, RSSMeanMB: mean, TargetProcs: 2, Samples: 65}
 		r.PerRequest(reqs)
 		r.ClientCPUSeconds, r.ClientCPUs = client*26, 2
-		r.ClientCPUUtil = client
-		r.ClientBound = client >= runner.ClientBoundUtil
+		r.ClientCPUUtil, r.ClientCPUShare = client, 0.7
+		r.ClientBound = client >= runner.ClientBoundUtil && r.ClientCPUShare >= runner.ClientBoundShare
 		return r
 	}
 	// reused: req/s per run for each target and protocol.

@@ -60,6 +60,7 @@ func sections(b *Bench) []table {
 		probeTable(b),
 		sseTable(b),
 		wsTable(b),
+		spreadTable(b),
 		resourcesTable(b),
 		equalLoadTable(b),
 		manifestTable(b),
@@ -538,7 +539,9 @@ func resourcesTable(b *Bench) table {
 		ID: "resources", Title: "Resources",
 		Intro: "Sampled from /proc every 200 ms over the target's whole process tree (every worker and thread): CPU as utime+stime " +
 			"deltas over the cell, per request the client sent (warm-up included, as the CPU is); RSS summed over the tree. " +
-			fmt.Sprintf("Client CPU is k6's share of the CPUs it could run on; at ≥ %.0f%% the cell is flagged client-bound: its req/s is the client's ceiling, not the target's.", runner.ClientBoundUtil*100),
+			fmt.Sprintf("Client CPU: what k6 used of the CPU it could have had (its own use plus what stayed idle on its CPUs, which it shares with the target and the upstream unless pinned), "+
+				"then its share of all the CPU used there (the two percentages of the client CPU column). At ≥ %.0f%% and ≥ %.0f%% (nothing left idle, and k6 the main user) the cell is flagged client-bound: a cheaper client would have left the target more CPU, so its req/s is the client's ceiling, not the target's.",
+				runner.ClientBoundUtil*100, runner.ClientBoundShare*100),
 		Head:  []string{"scenario", "target", "CPU µs/request", "target CPU s", "peak RSS MiB", "mean RSS MiB", "client CPU", "client-bound"},
 		Empty: "No resource samples in this bench (rebuilt from the result files alone, or sampling was off).",
 	}
@@ -549,7 +552,7 @@ func resourcesTable(b *Bench) table {
 		r := c.Resources
 		client, bound := "—", "—"
 		if r.ClientCPUs > 0 {
-			client = fmt.Sprintf("%.0f%% of %d", r.ClientCPUUtil*100, r.ClientCPUs)
+			client = fmt.Sprintf("%.0f%% / %.0f%% (%d CPUs)", r.ClientCPUUtil*100, r.ClientCPUShare*100, r.ClientCPUs)
 			bound = "no"
 			if r.ClientBound {
 				bound = "CLIENT-BOUND"
@@ -599,6 +602,29 @@ func equalLoadTable(b *Bench) table {
 		}
 		t.Rows = append(t.Rows, row{Class: class, Cells: []string{
 			protoName(e.Proto), e.Target, fmtInt(e.RateRPS), fmtInt(e.Requests), ms(e.P50), ms(e.P99), p999, fmtInt(e.Dropped), v,
+		}})
+	}
+	return t
+}
+
+// spreadTable gives every statistic of each throughput cell's req/s over its valid runs, for
+// the cells that ran more than once.
+func spreadTable(b *Bench) table {
+	t := table{
+		ID: "spread", Title: "Run-to-run spread",
+		Intro: "req/s of each throughput cell over its valid runs (invalid runs left out, see the tables above): " +
+			"stdev is the sample standard deviation (n − 1), CV = stdev / mean.",
+		Head:  []string{"scenario", "target", "n", "median", "mean", "stdev", "CV %", "min", "max"},
+		Empty: "Every cell ran once (RUNS=1): no spread to show. RUNS=3 or more measures it.",
+	}
+	for _, c := range b.cellsOf(isThroughput) {
+		s := c.RPS
+		if s.N < 2 {
+			continue
+		}
+		t.Rows = append(t.Rows, row{Cells: []string{
+			c.Scenario, c.Target, strconv.Itoa(s.N), fmtInt(s.Median), fmtInt(s.Mean), fmtInt(s.Stdev),
+			fmt.Sprintf("%.1f", s.CVPct), fmtInt(s.Min), fmtInt(s.Max),
 		}})
 	}
 	return t

@@ -61,7 +61,7 @@ func ProbeProtos(scenario string) []string {
 var EqualLoad = struct {
 	Scenario string
 	Protos   []string
-}{"equal-load", []string{"h1", "h2", "h3"}}
+}{"equal-load", []string{"h1", "h1c", "h2", "h3"}}
 
 // EqualLoadFraction is the offered load of the equal-load pass, as a fraction of the slowest
 // valid target's median reused req/s.

@@ -35,19 +35,35 @@ type Resources struct {
 	WallSeconds           float64 `json:"wall_s"`       // sampler start → stop
 
 	ClientCPUSeconds float64 `json:"client_cpu_s"`
-	// ClientCPUUtil = ClientCPUSeconds / (client wall seconds × ClientCPUs): 1 is every CPU
-	// the client may run on, busy for its whole life.
+	// ClientIdleCPUSeconds is the CPU time left idle on the client's CPUs while it ran
+	// (/proc/stat idle+iowait of each): CPU the client could still have used.
+	ClientIdleCPUSeconds float64 `json:"client_idle_cpu_s"`
+	// ClientCPUUtil is the share the client used of the CPU it could have had:
+	// ClientCPUSeconds / (ClientCPUSeconds + ClientIdleCPUSeconds). Unpinned, the client shares
+	// its CPUs with the target and the upstream, and what they used was never the client's to
+	// have: measured against wall × CPUs, a client that took every idle cycle would read
+	// far below 1 and never be flagged. Pinned on CPUs of its own, the two measures agree.
 	ClientCPUUtil float64 `json:"client_cpu_util"`
-	ClientCPUs    int     `json:"client_cpus"` // CPUs k6 could run on; 0: the client was not measured
-	// ClientBound is ClientCPUUtil ≥ ClientBoundUtil: the client, not the target, may have set
-	// the pace, so the cell's req/s is the client's ceiling rather than the target's.
+	// ClientCPUShare is the client's share of all the CPU used on its CPUs while it ran
+	// (ClientCPUSeconds / (wall × ClientCPUs − ClientIdleCPUSeconds)): who else was using them.
+	ClientCPUShare float64 `json:"client_cpu_share"`
+	ClientCPUs     int     `json:"client_cpus"` // CPUs k6 could run on; 0: the client was not measured
+	// ClientBound is ClientCPUUtil ≥ ClientBoundUtil and ClientCPUShare ≥ ClientBoundShare: no
+	// CPU was left that the client did not take, and the client was the main user of its CPUs,
+	// so a cheaper client would have left the target more: the client, not the target, set the
+	// pace, and the cell's req/s is the client's ceiling rather than the target's. (A target
+	// that used most of the CPUs itself sets its own pace, saturated or not.)
 	ClientBound bool `json:"client_bound"`
 
 	Samples int `json:"samples"`
 }
 
-// ClientBoundUtil is the client CPU utilisation from which a cell is flagged client-bound.
-const ClientBoundUtil = 0.90
+// ClientBoundUtil and ClientBoundShare are the ClientCPUUtil and ClientCPUShare from which a
+// cell is flagged client-bound.
+const (
+	ClientBoundUtil  = 0.90
+	ClientBoundShare = 0.50
+)
 
 // SampleInterval is how often a Sampler reads /proc.
 const SampleInterval = 200 * time.Millisecond
@@ -100,15 +116,26 @@ func AllRequests(path string) (float64, error) {
 
 // CPUsAvailable is the number of CPUs this process may run on (sched_getaffinity), which is
 // what a k6 started from it without pinning may use.
-func CPUsAvailable() int { return CPUsAvailableTo(0) }
+func CPUsAvailable() int { return len(cpusOf(0)) }
 
-// CPUsAvailableTo is the number of CPUs process pid may run on (0: this process).
-func CPUsAvailableTo(pid int) int {
+// cpusOf lists the CPUs process pid may run on (0: this process), ascending; every CPU
+// (runtime.NumCPU) when its affinity cannot be read.
+func cpusOf(pid int) []int {
 	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(pid, &set); err == nil && set.Count() > 0 {
-		return set.Count()
+	var cpus []int
+	if err := unix.SchedGetaffinity(pid, &set); err == nil {
+		for c := 0; c < len(set)*64; c++ {
+			if set.IsSet(c) {
+				cpus = append(cpus, c)
+			}
+		}
 	}
-	return runtime.NumCPU()
+	if len(cpus) == 0 {
+		for c := range runtime.NumCPU() {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus
 }
 
 // Sampler follows a target's process tree, and optionally the client's, for one cell: every
@@ -134,8 +161,12 @@ type Sampler struct {
 	samples     int
 	clientStart time.Time
 	clientEnd   time.Time
-	clientCPUs  int
+	clientCPUs  []int
 	clientExact *float64 // rusage of the exited client, when ClientDone was called
+	// idle ticks of the client's CPUs at SetClient and at ClientDone (or Stop); idleOK is
+	// false when /proc/stat could not be read at either.
+	idleStart, idleEnd uint64
+	idleOK             bool
 
 	// Used by the sampling goroutine only (and by Stop once it ended).
 	kids     map[int][]int // ppid → children, from the last scan of /proc
@@ -187,7 +218,7 @@ func startSampler(targetPID, clientPID int, interval time.Duration) (*Sampler, e
 		done:      make(chan struct{}),
 	}
 	if clientPID > 0 {
-		s.SetClient(clientPID, 0)
+		s.SetClient(clientPID, nil)
 	}
 	s.sample(true, false)
 	go s.loop(interval)
@@ -196,31 +227,43 @@ func startSampler(targetPID, clientPID int, interval time.Duration) (*Sampler, e
 
 // SetClient starts following the client (k6) from now on; call it right after the client
 // process started. Its CPU counts from its own start (a process started after the sampler
-// counts whole), and its wall time from this call. cpus is how many CPUs it was given (pinned:
-// its set's; it may not have set its affinity yet, taskset does so after the start), 0: read
-// its affinity now.
-func (s *Sampler) SetClient(pid, cpus int) {
+// counts whole), and its wall time and the idle time of its CPUs from this call. cpus are the
+// CPUs it was given (pinned: its set; it may not have set its affinity yet, taskset does so
+// after the start), nil: read its affinity now.
+func (s *Sampler) SetClient(pid int, cpus []int) {
+	if len(cpus) == 0 {
+		cpus = cpusOf(pid)
+	}
+	idle, err := idleTicks(cpus)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.client = &tree{root: pid, procs: map[procKey]*procCPU{}}
 	s.clientStart = time.Now()
-	if cpus <= 0 {
-		cpus = CPUsAvailableTo(pid)
-	}
 	s.clientCPUs = cpus
+	s.idleStart, s.idleOK = idle, err == nil
 }
 
 // ClientDone records the client's exact CPU time from its exit status (the rusage wait4
 // returned: every thread, to the end, where sampling would miss the last interval) and ends
-// its wall time. Call it right after the client's Wait returned.
+// its wall time and idle time. Call it right after the client's Wait returned.
 func (s *Sampler) ClientDone(ps *os.ProcessState) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.clientEnd = time.Now()
+	s.endClient()
 	if ps != nil {
 		cpu := (ps.UserTime() + ps.SystemTime()).Seconds()
 		s.clientExact = &cpu
 	}
+}
+
+// endClient ends the client's wall and idle time, once; s.mu is held.
+func (s *Sampler) endClient() {
+	if s.client == nil || !s.clientEnd.IsZero() {
+		return
+	}
+	s.clientEnd = time.Now()
+	idle, err := idleTicks(s.clientCPUs)
+	s.idleEnd, s.idleOK = idle, s.idleOK && err == nil && idle >= s.idleStart
 }
 
 func (s *Sampler) loop(interval time.Duration) {
@@ -252,6 +295,7 @@ func (s *Sampler) Stop() Resources {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.endClient()
 	end := time.Now()
 	r := Resources{
 		TargetCPUSeconds: ticksToSeconds(s.target.delta()),
@@ -268,25 +312,76 @@ func (s *Sampler) Stop() Resources {
 		if s.clientExact != nil {
 			cpu = *s.clientExact
 		}
-		cend := s.clientEnd
-		if cend.IsZero() {
-			cend = end
+		n := len(s.clientCPUs)
+		wall := s.clientEnd.Sub(s.clientStart).Seconds()
+		// Without /proc/stat, as if the client had its CPUs to itself: whatever it did not
+		// use counts as idle.
+		idle := wall*float64(n) - cpu
+		if s.idleOK {
+			idle = ticksToSeconds(s.idleEnd - s.idleStart)
 		}
-		r.setClient(cpu, cend.Sub(s.clientStart).Seconds(), s.clientCPUs)
+		r.setClient(cpu, max(idle, 0), wall, n)
 	}
 	s.stopped = &r
 	return r
 }
 
-// setClient fills the client figures from its CPU seconds, wall seconds and CPUs.
-func (r *Resources) setClient(cpuSeconds, wallSeconds float64, cpus int) {
+// setClient fills the client figures from its CPU seconds, the CPU seconds left idle on its
+// CPUs while it ran, its wall seconds and its number of CPUs.
+func (r *Resources) setClient(cpuSeconds, idleSeconds, wallSeconds float64, cpus int) {
 	r.ClientCPUSeconds = cpuSeconds
+	r.ClientIdleCPUSeconds = idleSeconds
 	r.ClientCPUs = cpus
-	r.ClientCPUUtil = 0
-	if wallSeconds > 0 && cpus > 0 {
-		r.ClientCPUUtil = cpuSeconds / (wallSeconds * float64(cpus))
+	r.ClientCPUUtil, r.ClientCPUShare = 0, 0
+	if cpus <= 0 || wallSeconds <= 0 {
+		r.ClientBound = false
+		return
 	}
-	r.ClientBound = r.ClientCPUUtil >= ClientBoundUtil
+	if had := cpuSeconds + idleSeconds; had > 0 {
+		r.ClientCPUUtil = cpuSeconds / had
+	}
+	// Clock and tick granularity can put the busy time a hair under the client's own.
+	if busy := max(wallSeconds*float64(cpus)-idleSeconds, cpuSeconds); busy > 0 {
+		r.ClientCPUShare = cpuSeconds / busy
+	}
+	r.ClientBound = r.ClientCPUUtil >= ClientBoundUtil && r.ClientCPUShare >= ClientBoundShare
+}
+
+// idleTicks is the idle time of cpus so far (/proc/stat: idle + iowait of each cpuN line,
+// in clock ticks): an I/O wait is an idle CPU.
+func idleTicks(cpus []int) (uint64, error) {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	return parseIdle(data, cpus)
+}
+
+func parseIdle(data []byte, cpus []int) (uint64, error) {
+	want := map[string]bool{}
+	for _, c := range cpus {
+		want["cpu"+strconv.Itoa(c)] = true
+	}
+	var sum uint64
+	found := 0
+	for line := range bytes.Lines(data) {
+		f := bytes.Fields(line)
+		// cpuN user nice system idle iowait …
+		if len(f) < 6 || !want[string(f[0])] {
+			continue
+		}
+		idle, err1 := strconv.ParseUint(string(f[4]), 10, 64)
+		wait, err2 := strconv.ParseUint(string(f[5]), 10, 64)
+		if err1 != nil || err2 != nil {
+			return 0, fmt.Errorf("/proc/stat: %s: unreadable idle or iowait", f[0])
+		}
+		sum += idle + wait
+		found++
+	}
+	if found != len(want) {
+		return 0, fmt.Errorf("/proc/stat: %d of CPUs %v found", found, cpus)
+	}
+	return sum, nil
 }
 
 // sample reads both trees once. The baseline sample sets every process's base to what it had

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -294,7 +295,7 @@ func TestSamplerClient(t *testing.T) {
 	if err := client.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s.SetClient(client.Process.Pid, 0)
+	s.SetClient(client.Process.Pid, nil)
 	if err := client.Wait(); err != nil {
 		t.Fatal(err)
 	}
@@ -318,25 +319,104 @@ func TestSamplerClient(t *testing.T) {
 func TestClientBound(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		cpu, wall float64
-		cpus      int
-		util      float64
-		bound     bool
+		name            string
+		cpu, idle, wall float64
+		cpus            int
+		util, share     float64
+		bound           bool
 	}{
-		{1.8, 1, 2, 0.9, true},     // 90% of 2 CPUs: its ceiling
-		{1.7, 1, 2, 0.85, false},   //
-		{9.5, 10, 1, 0.95, true},   // pinned to one CPU and using it
-		{5, 10, 2, 0.25, false},    //
-		{1, 0, 2, 0, false},        // no wall time: no claim
-		{1, 1, 0, 0, false},        // CPUs unknown: no claim
-		{20.1, 10, 2, 1.005, true}, // sampling jitter above 1 stays bound
+		{"alone and busy", 1.8, 0.2, 1, 2, 0.9, 1, true},
+		{"alone, idle left", 1.7, 0.3, 1, 2, 0.85, 1, false},
+		{"pinned to one CPU, using it", 9.5, 0.5, 10, 1, 0.95, 1, true},
+		{"shared, saturated, main user", 12, 0.5, 10, 2, 12 / 12.5, 12 / 19.5, true},
+		{"shared, saturated, the target the main user", 6, 0.2, 10, 2, 6 / 6.2, 6 / 19.8, false},
+		{"shared, idle left", 5, 6, 10, 2, 5.0 / 11, 5.0 / 14, false},
+		{"asleep on busy CPUs", 0.01, 0, 1, 2, 1, 0.005, false},
+		{"no wall time: no claim", 1, 0, 0, 2, 0, 0, false},
+		{"CPUs unknown: no claim", 1, 1, 1, 0, 0, 0, false},
+		{"tick jitter: busy under the client's own", 2.01, 0, 1, 2, 1, 1, true},
 	}
 	for _, tc := range tests {
-		var r Resources
-		r.setClient(tc.cpu, tc.wall, tc.cpus)
-		if math.Abs(r.ClientCPUUtil-tc.util) > 1e-9 || r.ClientBound != tc.bound {
-			t.Errorf("setClient(%v, %v, %d) = util %v bound %v, want %v %v", tc.cpu, tc.wall, tc.cpus, r.ClientCPUUtil, r.ClientBound, tc.util, tc.bound)
+		t.Run(tc.name, func(t *testing.T) {
+			var r Resources
+			r.setClient(tc.cpu, tc.idle, tc.wall, tc.cpus)
+			if math.Abs(r.ClientCPUUtil-tc.util) > 1e-9 || math.Abs(r.ClientCPUShare-tc.share) > 1e-9 || r.ClientBound != tc.bound {
+				t.Errorf("setClient(%v, %v, %v, %d) = util %v share %v bound %v, want %v %v %v",
+					tc.cpu, tc.idle, tc.wall, tc.cpus, r.ClientCPUUtil, r.ClientCPUShare, r.ClientBound, tc.util, tc.share, tc.bound)
+			}
+		})
+	}
+}
+
+func TestParseIdle(t *testing.T) {
+	t.Parallel()
+	stat := []byte("cpu  35170 0 8134 16502 868 0 66 120 0 0\n" +
+		"cpu0 16708 0 3650 9972 81 0 7 59 0 0\n" +
+		"cpu1 18462 0 4483 6529 787 0 59 61 0 0\n" +
+		"intr 1 2 3\n")
+	tests := []struct {
+		cpus []int
+		want uint64
+		err  bool
+	}{
+		{[]int{0}, 9972 + 81, false},
+		{[]int{1}, 6529 + 787, false},
+		{[]int{0, 1}, 9972 + 81 + 6529 + 787, false},
+		{[]int{2}, 0, true},    // not in the file: no figure rather than a wrong one
+		{[]int{0, 3}, 0, true}, //
+	}
+	for _, tc := range tests {
+		got, err := parseIdle(stat, tc.cpus)
+		if (err != nil) != tc.err || got != tc.want {
+			t.Errorf("parseIdle(%v) = %d, %v; want %d, error %v", tc.cpus, got, err, tc.want, tc.err)
 		}
+	}
+}
+
+// TestClientBoundReal runs a client pinned to one CPU (taskset, as PIN does): one that keeps it
+// busy has taken all the CPU it could (what else ran there decides whether it was the main
+// user, so only the utilisation is asserted), one that sleeps is never client-bound, however
+// busy the CPU.
+func TestClientBoundReal(t *testing.T) {
+	t.Parallel()
+	taskset, err := exec.LookPath("taskset")
+	if err != nil {
+		t.Skip("no taskset (util-linux)")
+	}
+	cpus := cpusOf(0)
+	cpu := cpus[len(cpus)-1]
+	run := func(spec helperSpec) Resources {
+		target := startTree(t, helperSpec{HoldMS: 5000})
+		s, err := startSampler(target.Process.Pid, 0, 50*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		client := helperCmd(spec)
+		client.Args = append([]string{taskset, "-c", strconv.Itoa(cpu), client.Path}, client.Args[1:]...)
+		client.Path = taskset
+		if err := client.Start(); err != nil {
+			t.Fatal(err)
+		}
+		s.SetClient(client.Process.Pid, []int{cpu})
+		if err := client.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		s.ClientDone(client.ProcessState)
+		r := s.Stop()
+		t.Logf("%+v", r)
+		if r.ClientCPUs != 1 {
+			t.Errorf("client CPUs = %d, want 1", r.ClientCPUs)
+		}
+		return r
+	}
+	busy := run(helperSpec{BurnMS: 1500})
+	if busy.ClientCPUUtil < ClientBoundUtil || busy.ClientBound != (busy.ClientCPUShare >= ClientBoundShare) {
+		t.Errorf("a client burning its only CPU: util %.3f share %.3f bound %v; want util ≥ %.2f, bound as its share says",
+			busy.ClientCPUUtil, busy.ClientCPUShare, busy.ClientBound, ClientBoundUtil)
+	}
+	asleep := run(helperSpec{HoldMS: 800})
+	if asleep.ClientBound {
+		t.Errorf("a sleeping client was flagged client-bound: util %.3f share %.3f", asleep.ClientCPUUtil, asleep.ClientCPUShare)
 	}
 }
 

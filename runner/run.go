@@ -25,10 +25,10 @@ type Runner struct {
 	CAFile       string   // trusted through SSL_CERT_FILE: certificates are verified, never skipped
 	Profile      string   // smoke, stable, stress
 	ExtraArgs    []string // passed to `k6 run` as they are
-	// ClientPrefix runs k6 under it (`taskset -c 0-3`: pinned), and ClientCPUs is then the
-	// number of CPUs that gives k6, which its CPU use is measured against. Both unset: unpinned.
+	// ClientPrefix runs k6 under it (`taskset -c 0-3`: pinned), and ClientCPUs are then the
+	// CPUs that gives k6, which its CPU use is measured against. Both unset: unpinned.
 	ClientPrefix []string
-	ClientCPUs   int
+	ClientCPUs   []int
 	Stdout       io.Writer
 	Stderr       io.Writer
 }

@@ -34,6 +34,7 @@ type benchFlags struct {
 	dashboard     bool
 	restart       bool
 	pin           *stack.Pinning
+	check         bool // only check the flags and targets
 }
 
 func envString(key, def string) string {
@@ -75,11 +76,12 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	dash := fs.Bool("dashboard", envString("DASHBOARD", "") == "1", "keep k6's web dashboard HTML export of every run")
 	pin := pinFlag(fs)
 	restart := fs.Bool("restart", envString("RESTART", "") == "1", "restart the target before each of its runs, so that no run inherits another's state")
+	check := fs.Bool("check", false, "check the flags and targets, then exit (make bench does, before setup)")
 	f, err := parseRunFlags(fs, args)
 	if err != nil {
 		return nil, err
 	}
-	b := &benchFlags{runFlags: f, dashboard: *dash, restart: *restart, runs: profileRuns[f.profile]}
+	b := &benchFlags{runFlags: f, dashboard: *dash, restart: *restart, runs: profileRuns[f.profile], check: *check}
 	if b.pin, err = parsePin(*pin); err != nil {
 		return nil, err
 	}
@@ -198,6 +200,10 @@ func (x *bench) run(ctx context.Context, j runner.Job) *runner.Result {
 }
 
 func (x *bench) add(j runner.Job, res *runner.Result, rs *runner.Resources) {
+	if j.Scenario == runner.EqualLoad.Scenario && res.Mode == "" {
+		// k6 wrote no result to say so: an equal-load run all the same, never a matrix cell
+		res.Mode = report.EqualLoadMode
+	}
 	x.results = append(x.results, res)
 	if x.influx != nil && rs != nil && res.Err == "" && res.Skipped == "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -219,6 +225,17 @@ func (x *bench) add(j runner.Job, res *runner.Result, rs *runner.Resources) {
 	}
 	// k6 wrote no result (or one we cannot read): an invalid run, from what we know.
 	x.b.Add(relOr(x.dir, path), res, rs)
+}
+
+// withBaseline puts direct first among names when it is not there: every matrix is calibrated
+// against the client's ceiling on this machine (the "vs direct" column), so a bench never runs
+// without it.
+func withBaseline(names []string) []string {
+	if slices.Contains(names, stack.Direct) {
+		return names
+	}
+	fmt.Fprintf(os.Stderr, "bench: %s added to the targets: the no-proxy baseline every target is shown against\n", stack.Direct)
+	return append([]string{stack.Direct}, names...)
 }
 
 func relOr(dir, path string) string {
@@ -265,6 +282,10 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
+	if f.check {
+		return nil
+	}
+	names = withBaseline(names)
 	s.Pin = f.pin
 	if err := s.Up(ctx, names); err != nil {
 		return err
@@ -323,11 +344,10 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	x.b.Finish()
 	fmt.Fprintf(os.Stderr, "\nbench: %d runs in %v\n", len(todo), time.Since(t0).Round(time.Second))
 	printTables(x.tables, f.profile, f.testid)
-	if f.runs > 1 {
-		// the tables above are run 1 of each cell; this is what the report makes of them all
-		if err := report.Text(os.Stdout, x.b); err != nil {
-			return err
-		}
+	// The tables above are run 1 of each cell; this is what the report makes of them all:
+	// medians, CV, the fraction of direct and the client-bound flags.
+	if err := report.Text(os.Stdout, x.b); err != nil {
+		return err
 	}
 	if err := x.b.Save(x.dir); err != nil {
 		return err

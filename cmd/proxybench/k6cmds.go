@@ -55,7 +55,7 @@ func newRunner(s *stack.Stack, f *runFlags) *runner.Runner {
 		Stderr:       os.Stderr,
 	}
 	if s.Pin != nil {
-		r.ClientPrefix, r.ClientCPUs = s.Pin.Wrap(stack.RoleClient, nil), len(s.Pin.Client)
+		r.ClientPrefix, r.ClientCPUs = s.Pin.Wrap(stack.RoleClient, nil), s.Pin.Client
 	}
 	return r
 }

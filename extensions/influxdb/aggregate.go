@@ -15,7 +15,9 @@ import (
 // tagged agg=run (whole-run percentiles can't be rebuilt from per-window ones). Fields by metric
 // type:
 //
-//	counter  count, sum, per_s (sum per second of the window; of the run: sum over first→last sample)
+//	counter  count, sum, per_s (sum per second of the window; of the run: sum over the span of its
+//	         k6 scenario, first → last sample of any series tagged with it, so that the series of
+//	         one scenario, split by status, add up to its rate)
 //	gauge    value (the last), min, max, count
 //	rate     count, sum (the non-zero samples), rate (sum/count)
 //	trend    count, sum, min, max, mean, p50, p90, p95, p99, p999
@@ -321,15 +323,29 @@ func (a *aggregator) encodeWindows(closed []*window, e *encoder) {
 	}
 }
 
-// encodeRun writes one whole-run point per series, timestamped with its last sample.
+// encodeRun writes one whole-run point per series, all timestamped with the run's last sample:
+// one time per k6 run, so that the runs of one testid stay apart (GROUP BY time) and each
+// run's series group together.
 func (a *aggregator) encodeRun(e *encoder) {
 	a.mu.Lock()
 	tagSets := a.tagSets[:len(a.tagSets):len(a.tagSets)]
 	a.mu.Unlock()
+	type span struct{ first, last int64 }
+	spans := map[string]span{} // by scenario tag value
+	var end int64
+	for k, s := range a.run {
+		sc := tagValue(tagSets[k.tags], "scenario")
+		sp, ok := spans[sc]
+		if !ok {
+			sp = span{s.firstTime, s.lastTime}
+		}
+		sp.first, sp.last = min(sp.first, s.firstTime), max(sp.last, s.lastTime)
+		spans[sc] = sp
+		end = max(end, s.lastTime)
+	}
 	for _, k := range sortedKeys(a.run, tagSets) {
-		s := a.run[k]
-		span := time.Duration(s.lastTime - s.firstTime)
-		e.point(k.metric.Name, aggRun, tagSets[k.tags], s, k.metric.Type, span, s.lastTime)
+		sp := spans[tagValue(tagSets[k.tags], "scenario")]
+		e.point(k.metric.Name, aggRun, tagSets[k.tags], a.run[k], k.metric.Type, time.Duration(sp.last-sp.first), end)
 	}
 }
 

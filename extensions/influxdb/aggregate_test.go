@@ -146,6 +146,13 @@ func TestAggregateKnownInputs(t *testing.T) {
 	require.Len(t, runReqs, 1)
 	assert.Equal(t, 103.0, runReqs[0].fields["sum"])
 	assert.Equal(t, base.Add(time.Second+2*time.Millisecond).UnixNano(), runReqs[0].ts)
+	// every series' rate is over the run's span (1 ms → 1002 ms), the 502s' too, not their own
+	// 3 ms: the statuses of one scenario add up to its rate; and one time for the whole run
+	run502 := find(pts, "http_reqs", aggRun, map[string]string{"status": "502"})
+	require.Len(t, run502, 1)
+	assert.InDelta(t, 103/1.001, runReqs[0].fields["per_s"], 1e-9)
+	assert.InDelta(t, 4/1.001, run502[0].fields["per_s"], 1e-9)
+	assert.Equal(t, runReqs[0].ts, run502[0].ts)
 	runDur := find(pts, "http_req_duration", aggRun, map[string]string{"status": "200"})[0].fields
 	assert.Equal(t, 103.0, runDur["count"])
 	assert.Equal(t, 5056.0, runDur["sum"])
@@ -210,5 +217,20 @@ func BenchmarkAggregateAdd(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		a.Add(batch)
+	}
+}
+
+func TestTagValue(t *testing.T) {
+	t.Parallel()
+	tags := string(appendTags(nil, [][2]string{{"mode", "reused"}, {"scenario", "a,b=c d"}, {"sx", "no"}, {"target", `x\`}}))
+	tests := []struct{ key, want string }{
+		{"mode", "reused"},
+		{"scenario", "a,b=c d"}, // escaped separators inside the value
+		{"target", `x\`},
+		{"s", ""}, // a prefix of another key is not that key
+		{"status", ""},
+	}
+	for _, tc := range tests {
+		assert.Equal(t, tc.want, tagValue(tags, tc.key), "tagValue(%q, %q)", tags, tc.key)
 	}
 }

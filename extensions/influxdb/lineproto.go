@@ -15,12 +15,14 @@ var (
 	stringFieldEscaper = strings.NewReplacer(`"`, `\"`, `\`, `\\`, "\n", " ")
 )
 
-// field is one field of a point: a float, or a string when isString.
+// field is one field of a point: a float, or a string when isString, or an integer or a
+// boolean when lit holds it as the line protocol writes it ("5i", "true").
 type field struct {
 	key      string
 	value    float64
 	str      string
 	isString bool
+	lit      string
 }
 
 // appendTags appends ",k=v" for every pair with a non-empty value (InfluxDB has no empty
@@ -38,6 +40,36 @@ func appendTags(b []byte, pairs [][2]string) []byte {
 	return b
 }
 
+// tagValue is the value of key in tags as appendTags wrote them (",k=v,…", escaped), unescaped;
+// "" when absent.
+func tagValue(tags, key string) string {
+	prefix := "," + keyEscaper.Replace(key) + "="
+	for i := 0; i+len(prefix) <= len(tags); {
+		if !strings.HasPrefix(tags[i:], prefix) {
+			i = nextTag(tags, i+1)
+			continue
+		}
+		v := tags[i+len(prefix) : nextTag(tags, i+len(prefix))]
+		return tagUnescaper.Replace(v)
+	}
+	return ""
+}
+
+// nextTag is the index of the next unescaped comma of tags at or after i, or len(tags).
+func nextTag(tags string, i int) int {
+	for ; i < len(tags); i++ {
+		switch tags[i] {
+		case '\\':
+			i++ // the escaped character
+		case ',':
+			return i
+		}
+	}
+	return len(tags)
+}
+
+var tagUnescaper = strings.NewReplacer(`\,`, ",", `\=`, "=", `\ `, " ")
+
 // appendPoint appends one line. series is the escaped "measurement,tags" prefix. Fields that
 // are NaN or ±Inf (which InfluxDB refuses) are left out; a point with no field left is not
 // written and appendPoint reports false.
@@ -47,7 +79,7 @@ func appendPoint(b []byte, series []byte, fields []field, ts int64) ([]byte, boo
 	b = append(b, ' ')
 	n := 0
 	for _, f := range fields {
-		if !f.isString && (math.IsNaN(f.value) || math.IsInf(f.value, 0)) {
+		if !f.isString && f.lit == "" && (math.IsNaN(f.value) || math.IsInf(f.value, 0)) {
 			continue
 		}
 		if n > 0 {
@@ -56,7 +88,9 @@ func appendPoint(b []byte, series []byte, fields []field, ts int64) ([]byte, boo
 		n++
 		b = append(b, keyEscaper.Replace(f.key)...)
 		b = append(b, '=')
-		if f.isString {
+		if f.lit != "" {
+			b = append(b, f.lit...)
+		} else if f.isString {
 			b = append(b, '"')
 			b = append(b, stringFieldEscaper.Replace(f.str)...)
 			b = append(b, '"')

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -28,6 +29,10 @@ func feed(o *Output, s *sampler, tags *metrics.TagSet, n int) {
 			Samples: []metrics.Sample{sample(reqs, tags, at, 1), sample(dur, tags, at, float64(i%50+1))},
 			Tags:    tags, Time: at,
 		})
+		// as k6 gives them: the VU and iteration as metadata, not tags
+		for j := range batch[len(batch)-1].(metrics.ConnectedSamples).Samples {
+			batch[len(batch)-1].(metrics.ConnectedSamples).Samples[j].Metadata = map[string]string{"vu": strconv.Itoa(i%8 + 1), "iter": strconv.Itoa(i)}
+		}
 		if len(batch) == 100 {
 			o.AddMetricSamples(batch)
 			batch = nil
@@ -91,6 +96,12 @@ func TestOutputRawInfluxDB(t *testing.T) {
 	rows = query(t, addr, db, `SELECT "value", "url" FROM "http_req_duration" LIMIT 1`)
 	require.Len(t, rows, 1)
 	assert.Equal(t, "http://bench.test/", rows[0][2], "url is a field by default (K6_INFLUXDB_TAGS_AS_FIELDS)")
+	// field types as grafana/xk6-output-influxdb writes them, so both can share a bucket
+	types := map[string]any{}
+	for _, r := range query(t, addr, db, `SHOW FIELD KEYS FROM "http_req_duration"`) {
+		types[r[0].(string)] = r[1]
+	}
+	assert.Equal(t, map[string]any{"value": "float", "vu": "integer", "iter": "integer", "url": "string"}, types)
 }
 
 // A database that is down gives one clear warning at start, nothing else: the test goes on,

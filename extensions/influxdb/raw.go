@@ -49,32 +49,32 @@ func makeFieldKinds(tagsAsFields []string) (map[string]fieldKind, error) {
 	return kinds, nil
 }
 
-// typedField converts a tag value to its field kind; a value that doesn't parse stays a string.
+// typedField converts a tag value to its field kind, written with the line protocol's type as
+// grafana/xk6-output-influxdb writes it (vu=5i, a bool as true/false), so that both outputs
+// can share a bucket without field type conflicts; a value that doesn't parse stays a string.
 func typedField(key, val string, kind fieldKind) field {
-	var (
-		f   float64
-		err error
-	)
+	str := field{key: key, str: val, isString: true}
 	switch kind {
 	case kindInt:
-		var n int64
-		n, err = strconv.ParseInt(val, 10, 64)
-		f = float64(n)
-	case kindFloat:
-		f, err = strconv.ParseFloat(val, 64)
-	case kindBool:
-		var b bool
-		b, err = strconv.ParseBool(val)
-		if b {
-			f = 1
+		n, err := strconv.ParseInt(val, 10, 64)
+		if err != nil {
+			return str
 		}
-	default:
-		return field{key: key, str: val, isString: true}
+		return field{key: key, lit: strconv.FormatInt(n, 10) + "i"}
+	case kindFloat:
+		f, err := strconv.ParseFloat(val, 64)
+		if err != nil {
+			return str
+		}
+		return field{key: key, value: f}
+	case kindBool:
+		b, err := strconv.ParseBool(val)
+		if err != nil {
+			return str
+		}
+		return field{key: key, lit: strconv.FormatBool(b)}
 	}
-	if err != nil {
-		return field{key: key, str: val, isString: true}
-	}
-	return field{key: key, value: f}
+	return str
 }
 
 // rawEncoder caches, per distinct tag set, the escaped tags and the fields taken from tags.
