@@ -17,6 +17,8 @@ PIN ?=
 TESTID ?= $(shell date +%Y%m%d-%H%M%S)
 ARGS ?=
 OBSERVE ?=
+# OBSERVE=1 (or true, yes) starts InfluxDB; empty or 0 does not.
+WITH_OBSERVE = $(if $(filter 1 true yes,$(OBSERVE)),observe-up)
 COMPOSE ?= docker compose
 export COMPOSE_PROFILES GODOXY_BIN
 # The scenario knobs reach k6's scripts through the environment, from the command line or .env
@@ -41,6 +43,7 @@ help: # List every target with what it does
 	@echo "             PROTO=h1|h1c|h2|h3 (probes)  TESTID=…  ARGS='extra k6 flags'  (also read from .env)"
 	@echo "             bench: PROTOS=h1,h1c,h2,h3  MODES=reused,fresh,probe  RUNS=N  DASHBOARD=1  RESTART=1"
 	@echo "             up, bench: PIN=auto|client=0-3,proxy=4-5,upstream=6-7 (CPU sets; 3 CPUs or more)"
+	@echo "             scenario knobs: DURATION WARMUP CONNECTIONS STREAMS REQUESTS FRESH_CONNECTIONS SAMPLES UPLOAD_BYTES"
 	@echo "             OBSERVE=1 (up, k6, bench: InfluxDB too; k6 runs stream into it while it is up)"
 	@echo "             compose-up: COMPOSE_PROFILES=observe (InfluxDB + Grafana), godoxy (with GODOXY_BIN=…)"
 
@@ -63,7 +66,7 @@ build: bin/k6 bin/upstream bin/proxybench # Build k6, the upstream and the stack
 setup: build # Build everything and install every proxy that is missing (idempotent, cached)
 	bin/proxybench setup -targets $(TARGETS)
 
-up: setup $(if $(OBSERVE),observe-up) # Start the upstream and the proxies on loopback, each verified before it counts as up
+up: setup $(WITH_OBSERVE) # Start the upstream and the proxies on loopback, each verified before it counts as up
 	bin/proxybench up -targets $(TARGETS) -pin "$(PIN)"
 
 down: bin/proxybench bin/observe # Stop exactly what `make up` started, by pid (InfluxDB too)
@@ -90,7 +93,7 @@ compose-down: bin/proxybench bin/observe # Stop the compose stack (every profile
 status: bin/proxybench # Show each target's version, pid and per-protocol health
 	bin/proxybench status
 
-k6: build bin/observe $(if $(OBSERVE),observe-up) # Run SCENARIO against TARGET (one or all running) and print the side-by-side table
+k6: build bin/observe $(WITH_OBSERVE) # Run SCENARIO against TARGET (one or all running) and print the side-by-side table
 	env $$(bin/observe env) bin/proxybench k6 -scenario "$(SCENARIO)" -targets "$(TARGET)" -proto "$(PROTO)" -profile $(PROFILE) -testid $(TESTID) -- $(ARGS)
 
 BENCH_FLAGS = -targets "$(TARGETS)" -profile "$(PROFILE)" -protos "$(PROTOS)" -modes "$(MODES)" $(if $(RUNS),-runs "$(RUNS)") $(if $(filter 1 true yes,$(DASHBOARD)),-dashboard) $(if $(filter 1 true yes,$(RESTART)),-restart) -pin "$(PIN)"
@@ -99,7 +102,7 @@ BENCH_FLAGS = -targets "$(TARGETS)" -profile "$(PROFILE)" -protos "$(PROTOS)" -m
 bench-check: bin/proxybench
 	@bin/proxybench bench -check $(BENCH_FLAGS)
 
-bench: bench-check setup bin/observe $(if $(OBSERVE),observe-up) # The benchmark: stack up, every scenario × every target at PROFILE, tables, stack down
+bench: bench-check setup bin/observe $(WITH_OBSERVE) # The benchmark: stack up, every scenario × every target at PROFILE, tables, stack down
 	env $$(bin/observe env) bin/proxybench bench $(BENCH_FLAGS) -testid $(TESTID) -- $(ARGS)
 
 table: bin/proxybench # Print the tables of a saved run again: make table ID=<testid>

@@ -521,7 +521,7 @@ func TestBenchReport(t *testing.T) {
 	from := time.Now().Add(-time.Minute)
 	// -targets nginx: bench adds direct itself, the baseline every target is shown against.
 	out, err := h.proxybench(t, "bench", "-targets", "nginx", "-modes", "reused,probe",
-		"-protos", "h1c,h2", "-runs", "2", "-restart", "-testid", testid)
+		"-protos", "h1c,h2", "-runs", "2", "-restart", "-dashboard", "-testid", testid)
 	// bench fails when any run is invalid. At these sizes on a shared 2-CPU machine the
 	// equal-load pass may drop a few iterations (k6 near its own CPU limit): that run is said
 	// invalid, which is right, and is only logged here; every matrix cell must be valid.
@@ -576,6 +576,7 @@ func TestBenchReport(t *testing.T) {
 	}
 	h.checkResourcesInInfluxDB(t, testid, b, from)
 	h.checkRunRatesInInfluxDB(t, testid, b, from)
+	h.checkProbeScenariosInInfluxDB(t, testid, b)
 	if benchErr != nil {
 		for _, c := range b.Cells {
 			if len(c.Invalid) > 0 {
@@ -584,7 +585,7 @@ func TestBenchReport(t *testing.T) {
 		}
 		t.Logf("proxybench bench: %v (equal-load only)", benchErr)
 	}
-	for _, k := range []string{"k6_version", "kernel", "cpu_model", "cpus", "config_hashes", "profile", "pinning", "git_commit", "proxies"} {
+	for _, k := range []string{"k6_version", "kernel", "cpu_model", "cpus", "config_hashes", "profile", "pinning", "git_commit", "git_dirty", "proxies"} {
 		if v, ok := b.Manifest[k]; !ok || fmt.Sprint(v) == "" {
 			t.Errorf("manifest %s missing or empty: %v", k, b.Manifest)
 		}
@@ -625,6 +626,13 @@ func TestBenchReport(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(dir, sc+"-nginx.run2.json")); err != nil {
 			t.Errorf("run 2 of %s nginx: %v", sc, err)
+		}
+		// -dashboard: each run's k6 web dashboard export, self-contained, linked from its row
+		for i, r := range find(sc, "nginx").Runs {
+			page, err := os.ReadFile(filepath.Join(dir, r.Dashboard))
+			if r.Dashboard == "" || err != nil || !bytes.Contains(page, []byte("<html")) {
+				t.Errorf("%s nginx run %d: no k6 web dashboard export (%q: %v)", sc, i+1, r.Dashboard, err)
+			}
 		}
 	}
 	// The equal-load pass: over h1c and h2 (h1 and h3 are not among -protos), both targets at

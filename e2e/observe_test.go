@@ -174,3 +174,24 @@ func (h *harness) checkRunRatesInInfluxDB(t *testing.T, testid string, b *report
 		t.Error("no reused cell with two valid runs to check")
 	}
 }
+
+// checkProbeScenariosInInfluxDB: every probe run of the bench is its own k6 scenario in
+// InfluxDB, named with its protocol (json-h1c, json-h2, …): k6's proto tag is HTTP/1.1 for h1
+// and h1c alike, and the probes dashboard groups by scenario to keep them apart.
+func (h *harness) checkProbeScenariosInInfluxDB(t *testing.T, testid string, b *report.Bench) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, c := range b.Cells {
+		if c.Mode != "probe" || c.NoProto != "" || c.Scenario == "ws" {
+			continue // ws sessions are no http_reqs
+		}
+		want := c.Scenario + "-" + c.Proto
+		q := fmt.Sprintf(`SELECT sum("count") FROM "http_req_waiting" WHERE "agg" = 'run' AND "testid" = '%s' AND "target" = '%s' AND "scenario" = '%s'`,
+			testid, c.Target, want)
+		got, err := observe.Scalar(ctx, h.influx.URL(), h.influx.Bucket, q)
+		if err != nil || got <= 0 {
+			t.Errorf("probe %s %s: no measured samples under scenario %s in InfluxDB (%v, %v)", c.Target, c.Proto, want, got, err)
+		}
+	}
+}

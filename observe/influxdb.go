@@ -97,7 +97,9 @@ func Start(ctx context.Context, bin, dir, addr, db string) (*Server, error) {
 		return nil, fmt.Errorf("InfluxDB address %q: %w", addr, err)
 	}
 	if l, err := net.Listen("tcp", addr); err != nil {
-		return nil, fmt.Errorf("InfluxDB address %s is in use (%w): stop what holds it, or `make observe-down`", addr, err)
+		return nil, fmt.Errorf("InfluxDB address %s is in use (%w): `make observe-down` if it is ours; else stop what holds it, "+
+			"or use another port: INFLUXDB_ADDR=127.0.0.1:8087 make up OBSERVE=1 (make k6 and make bench then stream there; "+
+			"point Grafana's INFLUXDB_URL at it too)", addr, err)
 	} else {
 		_ = l.Close()
 	}

@@ -57,7 +57,7 @@ export const options = (() => {
     scenarios.warmup = { ...arrival(cfg.warmupS, 0), gracefulStop: '1s' };
     start = cfg.warmupS + 1;
   }
-  scenarios[cfg.scenario] = arrival(cfg.durationS, start);
+  scenarios[cfg.k6Scenario] = arrival(cfg.durationS, start);
   o.scenarios = scenarios;
   // Dropped iterations count in the measured window only: the warm-up is where the VUs open
   // their connections (a burst of handshakes), which is what it is there for.

@@ -153,6 +153,9 @@ type bench struct {
 	// restart: every run on a freshly started process. Its first too: restarting the upstream
 	// (direct's runs) breaks the proxies' pooled connections to it, which no proxy's run may meet.
 	restart bool
+	// progress: runs started so far, of total (the matrix and the equal-load pass), since t0
+	done, total int
+	t0          time.Time
 }
 
 // runnable tells whether a job can run, else records it as not run (its target lacks the
@@ -190,7 +193,9 @@ func (x *bench) run(ctx context.Context, j runner.Job) *runner.Result {
 	}
 	if x.dash {
 		if path, err := x.r.ResultPath(x.testid, j); err == nil {
-			j.Env = append(j.Env, "K6_WEB_DASHBOARD=true", "K6_WEB_DASHBOARD_PORT=-1",
+			// No port (no server to open); a 1 s period, since k6 exports nothing from a run
+			// shorter than two periods, and a probe takes a few seconds.
+			j.Env = append(j.Env, "K6_WEB_DASHBOARD=true", "K6_WEB_DASHBOARD_PORT=-1", "K6_WEB_DASHBOARD_PERIOD=1s",
 				"K6_WEB_DASHBOARD_EXPORT="+report.DashboardFile(path))
 		}
 	}
@@ -245,8 +250,13 @@ func relOr(dir, path string) string {
 	return path
 }
 
-// progress prints the line of cell i of n: what runs, time so far and the time left at the
-// pace so far.
+// step prints the progress line of the next run: run i of n, what runs, time so far and the
+// time left at the pace so far.
+func (x *bench) step(j runner.Job, runs int) {
+	x.done++
+	progress(x.done, x.total, j, runs, x.t0)
+}
+
 func progress(i, n int, j runner.Job, runs int, t0 time.Time) {
 	el := time.Since(t0)
 	eta := "–"
@@ -329,11 +339,15 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 		}
 	}
 	t0 := time.Now()
-	for i, bj := range todo {
+	x.t0, x.total = t0, len(todo)
+	if slices.Contains(f.modes, "reused") {
+		x.total += len(x.equalLoadJobs(f, names, nil))
+	}
+	for _, bj := range todo {
 		if ctx.Err() != nil {
 			break
 		}
-		progress(i+1, len(todo), bj.job, bj.runs, t0)
+		x.step(bj.job, bj.runs)
 		x.run(ctx, bj.job)
 	}
 	x.b.Finish()
@@ -342,7 +356,7 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	}
 	x.b.Finished = time.Time{}
 	x.b.Finish()
-	fmt.Fprintf(os.Stderr, "\nbench: %d runs in %v\n", len(todo), time.Since(t0).Round(time.Second))
+	fmt.Fprintf(os.Stderr, "\nbench: %d runs in %v\n", x.done, time.Since(t0).Round(time.Second))
 	printTables(x.tables, f.profile, f.testid)
 	// The tables above are run 1 of each cell; this is what the report makes of them all:
 	// medians, CV, the fraction of direct and the client-bound flags.
@@ -359,14 +373,31 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	return invalidErr(x.results, x.dir)
 }
 
+// equalLoadJobs are the equal-load runs: per protocol of the pass that is among -protos, every
+// target that serves it (no row for one that does not: the matrix's tables already say so).
+// With rates nil, every such protocol (to count them before the matrix ran); else only those
+// with a rate.
+func (x *bench) equalLoadJobs(f *benchFlags, names []string, rates map[string]int) []runner.Job {
+	var jobs []runner.Job
+	for _, p := range runner.EqualLoad.Protos {
+		rate, ok := rates[p]
+		if !slices.Contains(f.protos, p) || (rates != nil && !ok) {
+			continue
+		}
+		for _, t := range names {
+			if x.sv.missing[t] != "" || !slices.Contains(x.sv.protocols[t], p) {
+				continue
+			}
+			jobs = append(jobs, runner.Job{Scenario: runner.EqualLoad.Scenario, Target: t, Proto: p, Env: []string{"RATE=" + strconv.Itoa(rate)}})
+		}
+	}
+	return jobs
+}
+
 // equalLoad is the open-model pass: per protocol, every target at EqualLoadFraction of the
 // slowest valid target's median reused req/s.
 func (x *bench) equalLoad(ctx context.Context, f *benchFlags, names []string) {
-	type pass struct {
-		proto string
-		rate  int
-	}
-	var passes []pass
+	rates := map[string]int{} // by protocol
 	for _, p := range runner.EqualLoad.Protos {
 		if !slices.Contains(f.protos, p) {
 			continue
@@ -381,34 +412,24 @@ func (x *bench) equalLoad(ctx context.Context, f *benchFlags, names []string) {
 			fmt.Fprintf(os.Stderr, "\nequal-load %s: not run, no valid reused-%s cell to take the rate from\n", p, p)
 			continue
 		}
-		rate := max(1, int(slowest*runner.EqualLoadFraction))
+		rates[p] = max(1, int(slowest*runner.EqualLoadFraction))
 		fmt.Fprintf(os.Stderr, "\nequal-load %s: %d req/s for every target (%.0f%% of %s's median %.0f req/s, the slowest valid)\n",
-			p, rate, runner.EqualLoadFraction*100, who, slowest)
-		passes = append(passes, pass{p, rate})
+			p, rates[p], runner.EqualLoadFraction*100, who, slowest)
 	}
-	var todo []runner.Job
-	for _, ps := range passes {
-		for _, t := range names {
-			j := runner.Job{Scenario: runner.EqualLoad.Scenario, Target: t, Proto: ps.proto, Env: []string{"RATE=" + strconv.Itoa(ps.rate)}}
-			if x.sv.missing[t] != "" || !slices.Contains(x.sv.protocols[t], ps.proto) {
-				continue // no row: the matrix's tables already say the target lacks it
-			}
-			todo = append(todo, j)
-		}
-	}
-	t0 := time.Now()
+	todo := x.equalLoadJobs(f, names, rates)
+	// the runs the progress line counted on that will not run (no rate to run them at)
+	x.total -= len(x.equalLoadJobs(f, names, nil)) - len(todo)
 	byProto := map[string][]*runner.Result{}
-	for i, j := range todo {
+	for _, j := range todo {
 		if ctx.Err() != nil {
 			break
 		}
-		progress(i+1, len(todo), j, 1, t0)
-		res := x.run(ctx, j)
-		byProto[j.Proto] = append(byProto[j.Proto], res)
+		x.step(j, 1)
+		byProto[j.Proto] = append(byProto[j.Proto], x.run(ctx, j))
 	}
-	for _, ps := range passes {
-		if rs := byProto[ps.proto]; len(rs) > 0 {
-			runner.PrintTable(os.Stdout, fmt.Sprintf("equal-load %s at %d req/s  (testid %s)", ps.proto, ps.rate, x.testid), rs)
+	for _, p := range runner.EqualLoad.Protos {
+		if rs := byProto[p]; len(rs) > 0 {
+			runner.PrintTable(os.Stdout, fmt.Sprintf("equal-load %s at %d req/s  (testid %s)", p, rates[p], x.testid), rs)
 		}
 	}
 }

@@ -17,8 +17,9 @@ import (
 )
 
 // manifest is what ran where, written with the results (report.Bench.Manifest): k6's and every
-// target's version, kernel, CPU model and count, the sha256 of targets.json and of every
-// rendered proxy config, the profile, the pinning layout and the git commit.
+// target's version, kernel, CPU model and count, the sha256 of targets.json, of every rendered
+// proxy config and of every scenario script, the profile, the pinning layout and the git commit
+// (and whether the tree had changes).
 func manifest(ctx context.Context, s *stack.Stack, k6 string, names []string, profile string) map[string]any {
 	cpus := runner.CPUsAvailable()
 	m := map[string]any{
@@ -35,6 +36,8 @@ func manifest(ctx context.Context, s *stack.Stack, k6 string, names []string, pr
 	}
 	if c := firstLine(commandOutput(ctx, s.Root, "git", "rev-parse", "HEAD")); c != "" {
 		m["git_commit"] = c
+		// a figure from a tree with changes is not reproducible from the commit alone
+		m["git_dirty"] = strings.TrimSpace(commandOutput(ctx, s.Root, "git", "status", "--porcelain", "--untracked-files=no")) != ""
 	}
 	proxies := map[string]string{}
 	if st, err := s.LoadState(); err == nil {
@@ -55,6 +58,15 @@ func manifest(ctx context.Context, s *stack.Stack, k6 string, names []string, pr
 		f := d.ConfigFile(filepath.Join(s.RunDir, n))
 		if h := fileHash(f); h != "" {
 			hashes[n+"/"+filepath.Base(f)] = h
+		}
+	}
+	// the scripts that measured: a change to a check or a threshold changes what a figure means
+	scripts, _ := filepath.Glob(filepath.Join(s.Root, "scenarios", "*.js"))
+	libs, _ := filepath.Glob(filepath.Join(s.Root, "scenarios", "lib", "*.js"))
+	for _, f := range append(scripts, libs...) {
+		if h := fileHash(f); h != "" {
+			rel, _ := filepath.Rel(s.Root, f)
+			hashes[rel] = h
 		}
 	}
 	m["config_hashes"] = hashes

@@ -58,7 +58,9 @@ function stamp(d = new Date()) {
 }
 
 // loadConfig reads the environment for one script.
-//   scenario: the script's name, also the measured k6 scenario's name (reused-h2, json, …)
+//   scenario: the script's name (reused-h2, json, …); the measured k6 scenario (cfg.k6Scenario)
+//     is named so too, with the protocol added for probes (json-h1c): k6's proto tag says
+//     HTTP/1.1 for h1 and h1c alike, and the scenario tag is what tells them apart in InfluxDB
 //   mode: reused | fresh | probe
 //   proto: protocol name for load scripts; probes take PROTO (default h2)
 //   route: the upstream route measured (/, /json, …)
@@ -99,6 +101,7 @@ export function loadConfig({
 
   const cfg = {
     scenario,
+    k6Scenario: mode === 'probe' ? `${scenario}-${protoName}` : scenario,
     mode,
     route,
     proto: pr,

@@ -34,7 +34,7 @@ const hook = {
 // sel is how thresholds select the measured samples; warm-up runs as scenario
 // "warmup" and setup() has no scenario at all, so neither counts.
 export function sel(cfg, more = '') {
-  return `{scenario:${cfg.scenario}${more}}`;
+  return `{scenario:${cfg.k6Scenario}${more}}`;
 }
 
 function validity(cfg) {
@@ -89,7 +89,7 @@ export function reusedOptions(cfg) {
     };
     start = cfg.warmupS + WARMUP_GAP_S;
   }
-  scenarios[cfg.scenario] = {
+  scenarios[cfg.k6Scenario] = {
     executor: 'constant-vus',
     vus,
     duration: ms(cfg.durationS),
@@ -112,7 +112,7 @@ export function freshOptions(cfg) {
   o.noConnectionReuse = true;
   o.noVUConnectionReuse = true;
   o.scenarios = {
-    [cfg.scenario]: {
+    [cfg.k6Scenario]: {
       executor: 'shared-iterations',
       vus: Math.min(cfg.freshConnections, cfg.requests),
       iterations: cfg.requests,
@@ -144,7 +144,7 @@ export function probeOptions(cfg, { trends = [], counters = [] } = {}) {
       gracefulStop: '0s',
       tags: { route: cfg.route },
     },
-    [cfg.scenario]: {
+    [cfg.k6Scenario]: {
       executor: 'per-vu-iterations',
       vus: 1,
       iterations: cfg.samples,
@@ -159,7 +159,7 @@ export function probeOptions(cfg, { trends = [], counters = [] } = {}) {
     o.thresholds[`${t}${sel(cfg)}`] = hook.trend;
   }
   for (const c of counters) {
-    o.thresholds[c] = hook.counter; // full selectors, e.g. ws_sessions{scenario:ws,status:101}
+    o.thresholds[c] = hook.counter; // full selectors, e.g. ws_sessions{scenario:ws-h1,status:101}
   }
   return o;
 }
