@@ -539,7 +539,7 @@ func resourcesTable(b *Bench) table {
 		ID: "resources", Title: "Resources",
 		Intro: "Sampled from /proc every 200 ms over the target's whole process tree (every worker and thread): CPU as utime+stime " +
 			"deltas over the cell, per request the client sent (warm-up included, as the CPU is); RSS summed over the tree. " +
-			fmt.Sprintf("Client CPU: what k6 used of the CPU it could have had (its own use plus what stayed idle on its CPUs, which it shares with the target and the upstream unless pinned), "+
+			fmt.Sprintf("Client CPU, while k6's load ran (from 10%% to 90%% of its CPU time: start-up, setup() and the summary left out): what k6 used of the CPU it could have had (its own use plus what stayed idle on its CPUs, which it shares with the target and the upstream unless pinned), "+
 				"then its share of all the CPU used there (the two percentages of the client CPU column). At ≥ %.0f%% and ≥ %.0f%% (nothing left idle, and k6 the main user) the cell is flagged client-bound: a cheaper client would have left the target more CPU, so its req/s is the client's ceiling, not the target's.",
 				runner.ClientBoundUtil*100, runner.ClientBoundShare*100),
 		Head:  []string{"scenario", "target", "CPU µs/request", "target CPU s", "peak RSS MiB", "mean RSS MiB", "client CPU", "client-bound"},

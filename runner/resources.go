@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -35,17 +36,20 @@ type Resources struct {
 	WallSeconds           float64 `json:"wall_s"`       // sampler start → stop
 
 	ClientCPUSeconds float64 `json:"client_cpu_s"`
-	// ClientIdleCPUSeconds is the CPU time left idle on the client's CPUs while it ran
+	// ClientLoadSeconds is how long the client's load phase lasted: the part of its life the
+	// figures below are judged on (see loadPhase: from 10% to 90% of its CPU time).
+	ClientLoadSeconds float64 `json:"client_load_s"`
+	// ClientIdleCPUSeconds is the CPU time left idle on the client's CPUs during its load phase
 	// (/proc/stat idle+iowait of each): CPU the client could still have used.
 	ClientIdleCPUSeconds float64 `json:"client_idle_cpu_s"`
-	// ClientCPUUtil is the share the client used of the CPU it could have had:
-	// ClientCPUSeconds / (ClientCPUSeconds + ClientIdleCPUSeconds). Unpinned, the client shares
+	// ClientCPUUtil is the share the client used of the CPU it could have had during its load
+	// phase: its CPU / (its CPU + ClientIdleCPUSeconds), both over that phase. Unpinned, the client shares
 	// its CPUs with the target and the upstream, and what they used was never the client's to
 	// have: measured against wall × CPUs, a client that took every idle cycle would read
 	// far below 1 and never be flagged. Pinned on CPUs of its own, the two measures agree.
 	ClientCPUUtil float64 `json:"client_cpu_util"`
-	// ClientCPUShare is the client's share of all the CPU used on its CPUs while it ran
-	// (ClientCPUSeconds / (wall × ClientCPUs − ClientIdleCPUSeconds)): who else was using them.
+	// ClientCPUShare is the client's share of all the CPU used on its CPUs during its load phase
+	// (its CPU / (ClientLoadSeconds × ClientCPUs − ClientIdleCPUSeconds)): who else used them.
 	ClientCPUShare float64 `json:"client_cpu_share"`
 	ClientCPUs     int     `json:"client_cpus"` // CPUs k6 could run on; 0: the client was not measured
 	// ClientBound is ClientCPUUtil ≥ ClientBoundUtil and ClientCPUShare ≥ ClientBoundShare: no
@@ -163,10 +167,10 @@ type Sampler struct {
 	clientEnd   time.Time
 	clientCPUs  []int
 	clientExact *float64 // rusage of the exited client, when ClientDone was called
-	// idle ticks of the client's CPUs at SetClient and at ClientDone (or Stop); idleOK is
-	// false when /proc/stat could not be read at either.
-	idleStart, idleEnd uint64
-	idleOK             bool
+	// trace is the client's CPU and its CPUs' idle time, from SetClient on, at every sample
+	// and at its end; idleOK is false once /proc/stat could not be read.
+	trace  []clientPoint
+	idleOK bool
 
 	// Used by the sampling goroutine only (and by Stop once it ended).
 	kids     map[int][]int // ppid → children, from the last scan of /proc
@@ -240,7 +244,8 @@ func (s *Sampler) SetClient(pid int, cpus []int) {
 	s.client = &tree{root: pid, procs: map[procKey]*procCPU{}}
 	s.clientStart = time.Now()
 	s.clientCPUs = cpus
-	s.idleStart, s.idleOK = idle, err == nil
+	s.trace = []clientPoint{{at: s.clientStart, idle: idle}}
+	s.idleOK = err == nil
 }
 
 // ClientDone records the client's exact CPU time from its exit status (the rusage wait4
@@ -262,8 +267,15 @@ func (s *Sampler) endClient() {
 		return
 	}
 	s.clientEnd = time.Now()
+	s.traceClient(s.clientEnd)
+}
+
+// traceClient adds the client's CPU so far and its CPUs' idle time now to the trace; s.mu is
+// held.
+func (s *Sampler) traceClient(at time.Time) {
 	idle, err := idleTicks(s.clientCPUs)
-	s.idleEnd, s.idleOK = idle, s.idleOK && err == nil && idle >= s.idleStart
+	s.idleOK = s.idleOK && err == nil && idle >= s.trace[len(s.trace)-1].idle
+	s.trace = append(s.trace, clientPoint{at: at, cpu: s.client.delta(), idle: idle})
 }
 
 func (s *Sampler) loop(interval time.Duration) {
@@ -308,29 +320,56 @@ func (s *Sampler) Stop() Resources {
 		r.RSSMeanMB = s.rssSum / float64(s.samples) / (1 << 20)
 	}
 	if s.client != nil {
-		cpu := ticksToSeconds(s.client.delta())
-		if s.clientExact != nil {
-			cpu = *s.clientExact
-		}
 		n := len(s.clientCPUs)
-		wall := s.clientEnd.Sub(s.clientStart).Seconds()
+		from, to := loadPhase(s.trace)
+		cpu := ticksToSeconds(to.cpu - from.cpu)
+		wall := to.at.Sub(from.at).Seconds()
 		// Without /proc/stat, as if the client had its CPUs to itself: whatever it did not
 		// use counts as idle.
 		idle := wall*float64(n) - cpu
 		if s.idleOK {
-			idle = ticksToSeconds(s.idleEnd - s.idleStart)
+			idle = ticksToSeconds(to.idle - from.idle)
 		}
 		r.setClient(cpu, max(idle, 0), wall, n)
+		r.ClientCPUSeconds = ticksToSeconds(s.client.delta())
+		if s.clientExact != nil {
+			r.ClientCPUSeconds = *s.clientExact
+		}
 	}
 	s.stopped = &r
 	return r
 }
 
-// setClient fills the client figures from its CPU seconds, the CPU seconds left idle on its
-// CPUs while it ran, its wall seconds and its number of CPUs.
+// clientPoint is the client's CPU (clock ticks since it started) and its CPUs' idle time
+// (clock ticks since boot) at one time.
+type clientPoint struct {
+	at        time.Time
+	cpu, idle uint64
+}
+
+// loadPhase is the part of the client's life that the utilisation is judged on: from the
+// sample by which it had used 10% of its CPU time to the one by which it had used 90%, the
+// load itself, without k6's start-up (the script's compilation), the gap after the warm-up
+// nor setup() and the summary, whose idle time would dilute a client that was flat out while
+// the load ran. The whole life when that part is shorter than a second or has too few samples.
+func loadPhase(tr []clientPoint) (from, to clientPoint) {
+	from, to = tr[0], tr[len(tr)-1]
+	total := to.cpu - tr[0].cpu
+	i := slices.IndexFunc(tr, func(p clientPoint) bool { return (p.cpu-tr[0].cpu)*10 >= total })
+	j := slices.IndexFunc(tr, func(p clientPoint) bool { return (p.cpu-tr[0].cpu)*10 >= total*9 })
+	if total == 0 || i < 0 || j-i < 5 || tr[j].at.Sub(tr[i].at) < time.Second {
+		return from, to
+	}
+	return tr[i], tr[j]
+}
+
+// setClient fills the client figures from what it used of its CPUs during its load phase:
+// CPU seconds, the CPU seconds left idle on its CPUs, wall seconds, and its number of CPUs.
+// ClientCPUSeconds is the CPU over the load phase until the caller sets its whole life's.
 func (r *Resources) setClient(cpuSeconds, idleSeconds, wallSeconds float64, cpus int) {
 	r.ClientCPUSeconds = cpuSeconds
 	r.ClientIdleCPUSeconds = idleSeconds
+	r.ClientLoadSeconds = wallSeconds
 	r.ClientCPUs = cpus
 	r.ClientCPUUtil, r.ClientCPUShare = 0, 0
 	if cpus <= 0 || wallSeconds <= 0 {
@@ -418,6 +457,9 @@ func (s *Sampler) sample(baseline, final bool) {
 	if client != nil {
 		for _, p := range cStats {
 			client.see(p, baseline, s.startBoot)
+		}
+		if s.clientEnd.IsZero() {
+			s.traceClient(time.Now())
 		}
 	}
 	if len(tStats) == 0 && s.samples > 0 {

@@ -496,3 +496,35 @@ func TestAllRequests(t *testing.T) {
 		t.Error("a result without http_reqs gave no error")
 	}
 }
+
+func TestLoadPhase(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(1_700_000_000, 0)
+	// trace: one point every 200 ms; cpu(i) is the client's ticks by point i
+	trace := func(n int, cpu func(i int) uint64) []clientPoint {
+		var tr []clientPoint
+		for i := range n {
+			tr = append(tr, clientPoint{at: t0.Add(time.Duration(i) * 200 * time.Millisecond), cpu: cpu(i), idle: uint64(i)})
+		}
+		return tr
+	}
+	tests := []struct {
+		name             string
+		tr               []clientPoint
+		wantFrom, wantTo int // indexes into tr
+	}{
+		// 1 s of start-up (no CPU), 10 s of load at 20 ticks a point, 1 s of summary
+		{"start-up and summary left out", trace(61, func(i int) uint64 { return uint64(min(max(i-5, 0), 50)) * 20 }), 10, 50},
+		{"too short: the whole life", trace(6, func(i int) uint64 { return uint64(i) * 20 }), 0, 5},
+		{"no CPU at all: the whole life", trace(20, func(int) uint64 { return 0 }), 0, 19},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			from, to := loadPhase(tc.tr)
+			if from != tc.tr[tc.wantFrom] || to != tc.tr[tc.wantTo] {
+				t.Errorf("loadPhase = points at %v → %v, want %v → %v", from.at.Sub(t0), to.at.Sub(t0),
+					tc.tr[tc.wantFrom].at.Sub(t0), tc.tr[tc.wantTo].at.Sub(t0))
+			}
+		})
+	}
+}
