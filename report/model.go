@@ -329,6 +329,7 @@ func MeanResources(rs []*runner.Resources) *runner.Resources {
 		m.RSSMeanMB += r.RSSMeanMB / n
 		m.WallSeconds += r.WallSeconds / n
 		m.ClientCPUSeconds += r.ClientCPUSeconds / n
+		m.ClientLoadSeconds += r.ClientLoadSeconds / n
 		m.ClientIdleCPUSeconds += r.ClientIdleCPUSeconds / n
 		m.ClientCPUUtil += r.ClientCPUUtil / n
 		m.ClientCPUShare += r.ClientCPUShare / n
