@@ -6,7 +6,7 @@
 # per second. InfluxDB runs on this machine too (as in the native stack): in raw mode its own
 # CPU use is part of the cost.
 #
-#   observe/bench-output.sh                     # 3 rounds, 10 s each, CONNECTIONS scanned (1 to 32, twice)
+#   observe/bench-output.sh                     # 3 rounds, 10 s each, CONNECTIONS scanned (1 to 64, twice)
 #   ROUNDS=5 DURATION=20s CONNECTIONS=8 observe/bench-output.sh
 #
 # Needs bin/k6, bin/upstream (make build) and influxd (make influxd). Uses its own ports
@@ -88,14 +88,14 @@ if [ "$CONNECTIONS" = auto ]; then
   # Each count twice, the two passes interleaved, so that one noisy run cannot pick it.
   declare -A sum=()
   for pass in 1 2; do
-    for c in 1 2 4 8 16 32; do
+    for c in 1 2 4 8 16 32 64; do
       rps=$(run off "$c" 5s "scan-$c-$pass" | awk '{print $1}')
       echo "scan: $c connections, output off, pass $pass: $rps req/s"
       sum[$c]=$(python3 -c "print(${sum[$c]:-0} + $rps)")
     done
   done
   best=0
-  for c in 1 2 4 8 16 32; do
+  for c in 1 2 4 8 16 32 64; do
     if python3 -c "import sys; sys.exit(0 if ${sum[$c]} > $best else 1)"; then best=${sum[$c]}; CONNECTIONS=$c; fi
   done
   echo "scan: highest rate with $CONNECTIONS connections ($(python3 -c "print(round($best / 2))") req/s, the mean of two passes)"
