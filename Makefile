@@ -17,8 +17,9 @@ PIN ?=
 TESTID ?= $(shell date +%Y%m%d-%H%M%S)
 ARGS ?=
 OBSERVE ?=
-# OBSERVE=1 (or true, yes) starts InfluxDB; empty or 0 does not.
-WITH_OBSERVE = $(if $(filter 1 true yes,$(OBSERVE)),observe-up)
+# A switch (OBSERVE, DASHBOARD, RESTART) is on when 1, true or yes; empty or 0 is off.
+truthy = $(filter 1 true yes,$(1))
+WITH_OBSERVE = $(if $(call truthy,$(OBSERVE)),observe-up)
 COMPOSE ?= docker compose
 export COMPOSE_PROFILES GODOXY_BIN
 # The scenario knobs reach k6's scripts through the environment, from the command line or .env
@@ -96,11 +97,11 @@ status: bin/proxybench # Show each target's version, pid and per-protocol health
 k6: build bin/observe $(WITH_OBSERVE) # Run SCENARIO against TARGET (one or all running) and print the side-by-side table
 	env $$(bin/observe env) bin/proxybench k6 -scenario "$(SCENARIO)" -targets "$(TARGET)" -proto "$(PROTO)" -profile $(PROFILE) -testid $(TESTID) -- $(ARGS)
 
-BENCH_FLAGS = -targets "$(TARGETS)" -profile "$(PROFILE)" -protos "$(PROTOS)" -modes "$(MODES)" $(if $(RUNS),-runs "$(RUNS)") $(if $(filter 1 true yes,$(DASHBOARD)),-dashboard) $(if $(filter 1 true yes,$(RESTART)),-restart) -pin "$(PIN)"
+BENCH_FLAGS = -targets "$(TARGETS)" -profile "$(PROFILE)" -protos "$(PROTOS)" -modes "$(MODES)" $(if $(RUNS),-runs "$(RUNS)") $(if $(call truthy,$(DASHBOARD)),-dashboard) $(if $(call truthy,$(RESTART)),-restart) -pin "$(PIN)"
 
 # bench's flags are checked before setup, which may build proxies for minutes.
 bench-check: bin/proxybench
-	@bin/proxybench bench -check $(BENCH_FLAGS)
+	@bin/proxybench bench -check $(BENCH_FLAGS) -testid "$(TESTID)"
 
 bench: bench-check setup bin/observe $(WITH_OBSERVE) # The benchmark: stack up, every scenario × every target at PROFILE, tables, stack down
 	env $$(bin/observe env) bin/proxybench bench $(BENCH_FLAGS) -testid $(TESTID) -- $(ARGS)

@@ -186,7 +186,7 @@ func (h *harness) checkProbeScenariosInInfluxDB(t *testing.T, testid string, b *
 		if c.Mode != "probe" || c.NoProto != "" || c.Scenario == "ws" {
 			continue // ws sessions are no http_reqs
 		}
-		want := c.Scenario + "-" + c.Proto
+		want := runner.K6Scenario(c.Scenario, c.Proto)
 		q := fmt.Sprintf(`SELECT sum("count") FROM "http_req_waiting" WHERE "agg" = 'run' AND "testid" = '%s' AND "target" = '%s' AND "scenario" = '%s'`,
 			testid, c.Target, want)
 		got, err := observe.Scalar(ctx, h.influx.URL(), h.influx.Bucket, q)

@@ -83,7 +83,7 @@ func ResourceLine(r *runner.Result, res *runner.Resources, at time.Time) string 
 	}
 	var b strings.Builder
 	b.WriteString(ResourcesMeasurement)
-	for _, t := range [][2]string{{"mode", r.Mode}, {"proto", proto}, {"scenario", r.Scenario}, {"target", r.Target}, {"testid", r.TestID}} {
+	for _, t := range [][2]string{{"mode", r.Mode}, {"proto", proto}, {"scenario", runner.K6Scenario(r.Scenario, r.Proto)}, {"target", r.Target}, {"testid", r.TestID}} {
 		if t[1] != "" {
 			b.WriteString("," + t[0] + "=" + escapeTag(t[1]))
 		}

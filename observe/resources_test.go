@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +17,11 @@ func TestResourceLine(t *testing.T) {
 		"target_cpu_us_per_req=44.25,target_cpu_s=3.5,rss_peak_mb=12,rss_mean_mb=11.5,requests=79000,client_cpu_util=0.91,client_cpu_share=0,client_bound=true 1000000005\n"
 	if got != want {
 		t.Errorf("ResourceLine:\n got %q\nwant %q", got, want)
+	}
+	// a probe's point is tagged with its k6 scenario, as k6's own points are: h1c apart from h1
+	probe := &runner.Result{TestID: "t", Target: "nginx", Mode: "probe", Scenario: "json", Proto: "h1c", ExpectedProto: "HTTP/1.1"}
+	if got := ResourceLine(probe, res, time.Unix(1, 5)); !strings.HasPrefix(got, "proxybench_resources,mode=probe,proto=HTTP/1.1,scenario=json-h1c,target=nginx,testid=t ") {
+		t.Errorf("ResourceLine of a probe: %q", got)
 	}
 }
 

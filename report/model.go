@@ -115,7 +115,7 @@ func New(testid, profile string, manifest map[string]any) *Bench {
 }
 
 // EqualLoadMode is the `mode` of an equal-load result file.
-const EqualLoadMode = "equal-load"
+const EqualLoadMode = runner.EqualLoadMode
 
 // AddFile adds the run whose result file is path (relative names are kept relative to dir),
 // with the resources the runner sampled for it (nil when none).
@@ -172,6 +172,11 @@ func (b *Bench) add(file string, rf *runFile, res *runner.Resources) {
 		b.Schema = 1
 	}
 	b.addSettings(rf.Config)
+	if r.Mode == "" {
+		// a run that wrote no result, or a skipped cell, of an older proxybench: its mode is
+		// its scenario's, so that its cell keeps its row
+		r.Mode = runner.ModeOf(r.Scenario)
+	}
 	if r.Mode == EqualLoadMode {
 		b.EqualLoad = append(b.EqualLoad, equalLoadCell(file, rf))
 		return

@@ -63,6 +63,33 @@ var EqualLoad = struct {
 	Protos   []string
 }{"equal-load", []string{"h1", "h1c", "h2", "h3"}}
 
+// ModeOf is the mode of a scenario's results, as its script sets it: reused or fresh (a
+// throughput scenario's prefix), probe, or EqualLoadMode.
+func ModeOf(scenario string) string {
+	switch {
+	case scenario == EqualLoad.Scenario:
+		return EqualLoadMode
+	case IsProbe(scenario):
+		return "probe"
+	}
+	mode, _, _ := strings.Cut(scenario, "-")
+	return mode
+}
+
+// K6Scenario is the name of the measured k6 scenario of a run of scenario over proto, the
+// scenario tag of its samples (scenarios/lib/config.js): the script's name, and for probes and
+// the equal-load pass the protocol too (json-h1c), as k6's proto tag is HTTP/1.1 for h1 and h1c
+// alike.
+func K6Scenario(scenario, proto string) string {
+	if proto != "" && (IsProbe(scenario) || scenario == EqualLoad.Scenario) {
+		return scenario + "-" + proto
+	}
+	return scenario
+}
+
+// EqualLoadMode is the mode of the equal-load pass's results.
+const EqualLoadMode = "equal-load"
+
 // EqualLoadFraction is the offered load of the equal-load pass, as a fraction of the slowest
 // valid target's median reused req/s.
 const EqualLoadFraction = 0.5

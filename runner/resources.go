@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/proxybench/proxybench/stack"
 )
 
 // Resources is what a cell cost, read from /proc while it ran (see Sampler).
@@ -125,15 +127,7 @@ func CPUsAvailable() int { return len(cpusOf(0)) }
 // cpusOf lists the CPUs process pid may run on (0: this process), ascending; every CPU
 // (runtime.NumCPU) when its affinity cannot be read.
 func cpusOf(pid int) []int {
-	var set unix.CPUSet
-	var cpus []int
-	if err := unix.SchedGetaffinity(pid, &set); err == nil {
-		for c := 0; c < len(set)*64; c++ {
-			if set.IsSet(c) {
-				cpus = append(cpus, c)
-			}
-		}
-	}
+	cpus, _ := stack.AvailableCPUsOf(pid)
 	if len(cpus) == 0 {
 		for c := range runtime.NumCPU() {
 			cpus = append(cpus, c)
@@ -166,6 +160,7 @@ type Sampler struct {
 	clientStart time.Time
 	clientEnd   time.Time
 	clientCPUs  []int
+	clientLines statLines
 	clientExact *float64 // rusage of the exited client, when ClientDone was called
 	// trace is the client's CPU and its CPUs' idle time, from SetClient on, at every sample
 	// and at its end; idleOK is false once /proc/stat could not be read.
@@ -238,12 +233,13 @@ func (s *Sampler) SetClient(pid int, cpus []int) {
 	if len(cpus) == 0 {
 		cpus = cpusOf(pid)
 	}
-	idle, err := idleTicks(cpus)
+	lines := statLinesOf(cpus)
+	idle, err := idleTicks(lines)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.client = &tree{root: pid, procs: map[procKey]*procCPU{}}
 	s.clientStart = time.Now()
-	s.clientCPUs = cpus
+	s.clientCPUs, s.clientLines = cpus, lines
 	s.trace = []clientPoint{{at: s.clientStart, idle: idle}}
 	s.idleOK = err == nil
 }
@@ -267,13 +263,13 @@ func (s *Sampler) endClient() {
 		return
 	}
 	s.clientEnd = time.Now()
-	s.traceClient(s.clientEnd)
+	idle, err := idleTicks(s.clientLines)
+	s.traceClient(s.clientEnd, idle, err)
 }
 
-// traceClient adds the client's CPU so far and its CPUs' idle time now to the trace; s.mu is
-// held.
-func (s *Sampler) traceClient(at time.Time) {
-	idle, err := idleTicks(s.clientCPUs)
+// traceClient adds the client's CPU so far and its CPUs' idle time at at (read by the caller,
+// err when it could not be) to the trace; s.mu is held.
+func (s *Sampler) traceClient(at time.Time, idle uint64, err error) {
 	s.idleOK = s.idleOK && err == nil && idle >= s.trace[len(s.trace)-1].idle
 	s.trace = append(s.trace, clientPoint{at: at, cpu: s.client.delta(), idle: idle})
 }
@@ -363,11 +359,10 @@ func loadPhase(tr []clientPoint) (from, to clientPoint) {
 	return tr[i], tr[j]
 }
 
-// setClient fills the client figures from what it used of its CPUs during its load phase:
-// CPU seconds, the CPU seconds left idle on its CPUs, wall seconds, and its number of CPUs.
-// ClientCPUSeconds is the CPU over the load phase until the caller sets its whole life's.
+// setClient fills the client figures judged over its load phase from what it used of its CPUs
+// then: CPU seconds, the CPU seconds left idle on its CPUs, wall seconds, and its number of
+// CPUs. (ClientCPUSeconds is the client's whole life's: the caller's.)
 func (r *Resources) setClient(cpuSeconds, idleSeconds, wallSeconds float64, cpus int) {
-	r.ClientCPUSeconds = cpuSeconds
 	r.ClientIdleCPUSeconds = idleSeconds
 	r.ClientLoadSeconds = wallSeconds
 	r.ClientCPUs = cpus
@@ -386,21 +381,31 @@ func (r *Resources) setClient(cpuSeconds, idleSeconds, wallSeconds float64, cpus
 	r.ClientBound = r.ClientCPUUtil >= ClientBoundUtil && r.ClientCPUShare >= ClientBoundShare
 }
 
-// idleTicks is the idle time of cpus so far (/proc/stat: idle + iowait of each cpuN line,
-// in clock ticks): an I/O wait is an idle CPU.
-func idleTicks(cpus []int) (uint64, error) {
+// statLines are the names of a set of CPUs' lines in /proc/stat (cpu0, cpu3, …).
+type statLines map[string]bool
+
+func statLinesOf(cpus []int) statLines {
+	lines := statLines{}
+	for _, c := range cpus {
+		lines["cpu"+strconv.Itoa(c)] = true
+	}
+	return lines
+}
+
+// errNoIdle stands for a /proc/stat that could not be read before.
+var errNoIdle = errors.New("/proc/stat unreadable")
+
+// idleTicks is the idle time of a set of CPUs so far (/proc/stat: idle + iowait of each of
+// their lines, in clock ticks): an I/O wait is an idle CPU.
+func idleTicks(want statLines) (uint64, error) {
 	data, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return 0, err
 	}
-	return parseIdle(data, cpus)
+	return parseIdle(data, want)
 }
 
-func parseIdle(data []byte, cpus []int) (uint64, error) {
-	want := map[string]bool{}
-	for _, c := range cpus {
-		want["cpu"+strconv.Itoa(c)] = true
-	}
+func parseIdle(data []byte, want statLines) (uint64, error) {
 	var sum uint64
 	found := 0
 	for line := range bytes.Lines(data) {
@@ -418,7 +423,7 @@ func parseIdle(data []byte, cpus []int) (uint64, error) {
 		found++
 	}
 	if found != len(want) {
-		return 0, fmt.Errorf("/proc/stat: %d of CPUs %v found", found, cpus)
+		return 0, fmt.Errorf("/proc/stat: %d of the %d CPUs' lines found", found, len(want))
 	}
 	return sum, nil
 }
@@ -432,7 +437,7 @@ func parseIdle(data []byte, cpus []int) (uint64, error) {
 // (a proxy's workers live as long as the proxy), each checked to still have the same parent.
 func (s *Sampler) sample(baseline, final bool) {
 	s.mu.Lock()
-	client := s.client
+	client, lines, idleOK := s.client, s.clientLines, s.idleOK
 	s.mu.Unlock()
 	var stats map[int]procStat
 	if !hasChildrenFiles() {
@@ -443,8 +448,12 @@ func (s *Sampler) sample(baseline, final bool) {
 	}
 	tStats := walk(s.target.root, stats, s.kids)
 	var cStats []procStat
+	idle, idleErr := uint64(0), errNoIdle
 	if client != nil {
 		cStats = walk(client.root, stats, s.kids)
+		if idleOK {
+			idle, idleErr = idleTicks(lines)
+		}
 	}
 
 	s.mu.Lock()
@@ -459,7 +468,7 @@ func (s *Sampler) sample(baseline, final bool) {
 			client.see(p, baseline, s.startBoot)
 		}
 		if s.clientEnd.IsZero() {
-			s.traceClient(time.Now())
+			s.traceClient(time.Now(), idle, idleErr)
 		}
 	}
 	if len(tStats) == 0 && s.samples > 0 {

@@ -366,7 +366,7 @@ func TestParseIdle(t *testing.T) {
 		{[]int{0, 3}, 0, true}, //
 	}
 	for _, tc := range tests {
-		got, err := parseIdle(stat, tc.cpus)
+		got, err := parseIdle(stat, statLinesOf(tc.cpus))
 		if (err != nil) != tc.err || got != tc.want {
 			t.Errorf("parseIdle(%v) = %d, %v; want %d, error %v", tc.cpus, got, err, tc.want, tc.err)
 		}

@@ -99,6 +99,12 @@ func (r *Runner) Run(ctx context.Context, testid string, j Job) *Result {
 	return res
 }
 
+// Failed is the result of a run that measured nothing: err says why. It is invalid, and filed
+// under its scenario's mode like any other run, so that its cell keeps its row.
+func Failed(testid string, j Job, err error) *Result {
+	return &Result{TestID: testid, Scenario: j.Scenario, Mode: ModeOf(j.Scenario), Target: j.Target, Proto: j.Proto, Err: err.Error()}
+}
+
 // RunSampled runs one cell as Run does and, when targetPID > 0, samples what it cost while k6
 // ran (StartSampler: the target's process tree from targetPID, and k6's own CPU from its pid
 // and exit status), with the target's CPU per request over every request k6 sent
@@ -107,9 +113,7 @@ func (r *Runner) Run(ctx context.Context, testid string, j Job) *Result {
 func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID int) (*Result, *Resources) {
 	dir := filepath.Join(r.ResultsDir, testid)
 	summary, err := r.ResultPath(testid, j)
-	fail := func(err error) *Result {
-		return &Result{TestID: testid, Scenario: j.Scenario, Target: j.Target, Proto: j.Proto, Err: err.Error()}
-	}
+	fail := func(err error) *Result { return Failed(testid, j, err) }
 	if err != nil {
 		return fail(err), nil
 	}

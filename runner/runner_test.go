@@ -143,3 +143,31 @@ func TestSkip(t *testing.T) {
 		}
 	}
 }
+
+func TestModeOf(t *testing.T) {
+	t.Parallel()
+	tests := map[string]string{
+		"reused-h1c": "reused", "fresh-h3": "fresh", "json": "probe", "ws": "probe", "equal-load": EqualLoadMode,
+	}
+	for sc, want := range tests {
+		if got := ModeOf(sc); got != want {
+			t.Errorf("ModeOf(%q) = %q, want %q", sc, got, want)
+		}
+	}
+}
+
+func TestK6Scenario(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ scenario, proto, want string }{
+		{"reused-h2", "h2", "reused-h2"},
+		{"json", "h1c", "json-h1c"},
+		{"ws", "h1", "ws-h1"},
+		{"equal-load", "h3", "equal-load-h3"},
+		{"json", "", "json"},
+	}
+	for _, tc := range tests {
+		if got := K6Scenario(tc.scenario, tc.proto); got != tc.want {
+			t.Errorf("K6Scenario(%q, %q) = %q, want %q", tc.scenario, tc.proto, got, tc.want)
+		}
+	}
+}

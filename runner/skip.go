@@ -30,7 +30,7 @@ func (r *Runner) SkipMissing(testid string, j Job, how string) *Result {
 func (r *Runner) skip(testid string, j Job, label, reason string) *Result {
 	need := Requires(j)
 	res := &Result{
-		Schema: 1, TestID: testid, Scenario: j.Scenario, Target: j.Target, Proto: j.Proto,
+		Schema: 1, TestID: testid, Scenario: j.Scenario, Mode: ModeOf(j.Scenario), Target: j.Target, Proto: j.Proto,
 		ExpectedProto: wire[need], Profile: r.Profile,
 		ProtosSeen: map[string]float64{}, Extra: map[string]Stats{}, Invalid: []string{},
 		Skipped:    label,

@@ -25,9 +25,12 @@ const (
 )
 
 // AvailableCPUs are the CPUs this process may run on (sched_getaffinity), ascending.
-func AvailableCPUs() ([]int, error) {
+func AvailableCPUs() ([]int, error) { return AvailableCPUsOf(0) }
+
+// AvailableCPUsOf are the CPUs process pid may run on, ascending.
+func AvailableCPUsOf(pid int) ([]int, error) {
 	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
+	if err := unix.SchedGetaffinity(pid, &set); err != nil {
 		return nil, fmt.Errorf("sched_getaffinity: %w", err)
 	}
 	var cpus []int

@@ -185,7 +185,7 @@ func (x *bench) run(ctx context.Context, j runner.Job) *runner.Result {
 		r, err := x.s.Restart(ctx, j.Target)
 		if err != nil {
 			// not measured: an invalid run that says why, and the target is down from now on
-			res := &runner.Result{TestID: x.testid, Scenario: j.Scenario, Target: j.Target, Proto: j.Proto, Err: err.Error()}
+			res := runner.Failed(x.testid, j, err)
 			x.add(j, res, nil)
 			return res
 		}
@@ -205,10 +205,6 @@ func (x *bench) run(ctx context.Context, j runner.Job) *runner.Result {
 }
 
 func (x *bench) add(j runner.Job, res *runner.Result, rs *runner.Resources) {
-	if j.Scenario == runner.EqualLoad.Scenario && res.Mode == "" {
-		// k6 wrote no result to say so: an equal-load run all the same, never a matrix cell
-		res.Mode = report.EqualLoadMode
-	}
 	x.results = append(x.results, res)
 	if x.influx != nil && rs != nil && res.Err == "" && res.Skipped == "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -417,8 +413,7 @@ func (x *bench) equalLoad(ctx context.Context, f *benchFlags, names []string) {
 			p, rates[p], runner.EqualLoadFraction*100, who, slowest)
 	}
 	todo := x.equalLoadJobs(f, names, rates)
-	// the runs the progress line counted on that will not run (no rate to run them at)
-	x.total -= len(x.equalLoadJobs(f, names, nil)) - len(todo)
+	x.total = x.done + len(todo) // less what has no rate to run at
 	byProto := map[string][]*runner.Result{}
 	for _, j := range todo {
 		if ctx.Err() != nil {

@@ -27,6 +27,8 @@ func TestParseBenchFlags(t *testing.T) {
 		{[]string{"-protos", "h4"}, nil, nil, 0, `unknown PROTOS "h4": valid are h1, h1c, h2, h3`},
 		{[]string{"-protos", ","}, nil, nil, 0, "PROTOS is empty"},
 		{[]string{"-modes", "warm"}, nil, nil, 0, `unknown MODES "warm"`},
+		{[]string{"-testid", "../x"}, nil, nil, 0, `TESTID "../x"`},
+		{[]string{"-testid", "run.1_a-b"}, allProtos, allModes, 1, ""},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

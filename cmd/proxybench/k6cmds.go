@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -21,6 +22,8 @@ type runFlags struct {
 	extra                    []string
 }
 
+var testidRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
 func parseRunFlags(fs *flag.FlagSet, args []string) (*runFlags, error) {
 	f := &runFlags{}
 	fs.StringVar(&f.targets, "targets", envOr("TARGET", "all"), "targets: all (every running one) or a comma-separated list")
@@ -32,6 +35,10 @@ func parseRunFlags(fs *flag.FlagSet, args []string) (*runFlags, error) {
 	f.extra = fs.Args()
 	if f.testid == "" {
 		f.testid = time.Now().Format("20060102-150405")
+	}
+	if !testidRE.MatchString(f.testid) {
+		// as the scripts check it (scenarios/lib/config.js), before anything runs
+		return nil, fmt.Errorf("TESTID %q: letters, digits, \".\", \"_\" or \"-\", 128 at most (it names the results folder)", f.testid)
 	}
 	switch f.profile {
 	case "smoke", "stable", "stress":

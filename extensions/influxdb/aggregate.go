@@ -161,6 +161,7 @@ type aggregator struct {
 	tagIDs     map[*metrics.TagSet]int32 // TagSets are interned by k6: one pointer per distinct set
 	tagIndex   map[string]int32
 	tagSets    []string // ",k=v,…" escaped, sorted by key
+	scenarios  []string // the scenario tag of each tag set ("" when it has none)
 	windows    map[int64]*window
 	cur        *window
 	closedUpTo int64 // every window starting before this was written
@@ -203,6 +204,13 @@ func (a *aggregator) tagID(ts *metrics.TagSet) int32 {
 	if !ok {
 		id = int32(len(a.tagSets))
 		a.tagSets = append(a.tagSets, enc)
+		scenario := ""
+		for _, kv := range pairs {
+			if kv[0] == "scenario" {
+				scenario = kv[1]
+			}
+		}
+		a.scenarios = append(a.scenarios, scenario)
 		a.tagIndex[enc] = id
 	}
 	a.tagIDs[ts] = id
@@ -329,12 +337,13 @@ func (a *aggregator) encodeWindows(closed []*window, e *encoder) {
 func (a *aggregator) encodeRun(e *encoder) {
 	a.mu.Lock()
 	tagSets := a.tagSets[:len(a.tagSets):len(a.tagSets)]
+	scenarios := a.scenarios[:len(a.scenarios):len(a.scenarios)]
 	a.mu.Unlock()
 	type span struct{ first, last int64 }
 	spans := map[string]span{} // by scenario tag value
 	var end int64
 	for k, s := range a.run {
-		sc := tagValue(tagSets[k.tags], "scenario")
+		sc := scenarios[k.tags]
 		sp, ok := spans[sc]
 		if !ok {
 			sp = span{s.firstTime, s.lastTime}
@@ -344,7 +353,7 @@ func (a *aggregator) encodeRun(e *encoder) {
 		end = max(end, s.lastTime)
 	}
 	for _, k := range sortedKeys(a.run, tagSets) {
-		sp := spans[tagValue(tagSets[k.tags], "scenario")]
+		sp := spans[scenarios[k.tags]]
 		e.point(k.metric.Name, aggRun, tagSets[k.tags], a.run[k], k.metric.Type, time.Duration(sp.last-sp.first), end)
 	}
 }

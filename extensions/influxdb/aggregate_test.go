@@ -220,17 +220,43 @@ func BenchmarkAggregateAdd(b *testing.B) {
 	}
 }
 
-func TestTagValue(t *testing.T) {
+// A counter's whole-run rate is over its own scenario's span: a warm-up before the measured
+// scenario does not stretch the measured one's, and the statuses of one scenario add up.
+func TestAggregateRunRatePerScenario(t *testing.T) {
 	t.Parallel()
-	tags := string(appendTags(nil, [][2]string{{"mode", "reused"}, {"scenario", "a,b=c d"}, {"sx", "no"}, {"target", `x\`}}))
-	tests := []struct{ key, want string }{
-		{"mode", "reused"},
-		{"scenario", "a,b=c d"}, // escaped separators inside the value
-		{"target", `x\`},
-		{"s", ""}, // a prefix of another key is not that key
-		{"status", ""},
+	s := newSampler()
+	reqs := s.metric("http_reqs", metrics.Counter)
+	warm := s.tags("scenario", "warmup", "status", "200")
+	ok := s.tags("scenario", "reused-h1c", "status", "200")
+	bad := s.tags("scenario", "reused-h1c", "status", "502")
+	base := time.Unix(1_700_000_000, 0)
+	var c metrics.Samples
+	for i := range 20 { // warm-up: 0 → 1.9 s
+		c = append(c, sample(reqs, warm, base.Add(time.Duration(i)*100*time.Millisecond), 1))
 	}
-	for _, tc := range tests {
-		assert.Equal(t, tc.want, tagValue(tags, tc.key), "tagValue(%q, %q)", tags, tc.key)
+	for i := range 41 { // measured: 2 s → 6 s, 40 ok and one 502 at 3 s
+		at := base.Add(2*time.Second + time.Duration(i)*100*time.Millisecond)
+		tags := ok
+		if i == 10 {
+			tags = bad
+		}
+		c = append(c, sample(reqs, tags, at, 1))
 	}
+	a := newAggregator(time.Second, DefaultAggregateTags)
+	a.Add([]metrics.SampleContainer{c})
+	e := &encoder{}
+	a.encodeWindows(a.closeWindows(base.Add(time.Minute), true), e)
+	a.encodeRun(e)
+	pts := parseLines(t, e.buf)
+	rate := func(tags map[string]string) float64 {
+		p := find(pts, "http_reqs", aggRun, tags)
+		require.Len(t, p, 1, "%v", tags)
+		assert.Equal(t, base.Add(6*time.Second).UnixNano(), p[0].ts, "one time for the whole run: its last sample's")
+		return p[0].fields["per_s"]
+	}
+	assert.InDelta(t, 20/1.9, rate(map[string]string{"scenario": "warmup"}), 1e-9)
+	okRate, badRate := rate(map[string]string{"scenario": "reused-h1c", "status": "200"}), rate(map[string]string{"scenario": "reused-h1c", "status": "502"})
+	assert.InDelta(t, 40/4.0, okRate, 1e-9)
+	assert.InDelta(t, 1/4.0, badRate, 1e-9, "over the scenario's 4 s, not the 502s' own instant")
+	assert.InDelta(t, 41/4.0, okRate+badRate, 1e-9)
 }

@@ -40,36 +40,6 @@ func appendTags(b []byte, pairs [][2]string) []byte {
 	return b
 }
 
-// tagValue is the value of key in tags as appendTags wrote them (",k=v,…", escaped), unescaped;
-// "" when absent.
-func tagValue(tags, key string) string {
-	prefix := "," + keyEscaper.Replace(key) + "="
-	for i := 0; i+len(prefix) <= len(tags); {
-		if !strings.HasPrefix(tags[i:], prefix) {
-			i = nextTag(tags, i+1)
-			continue
-		}
-		v := tags[i+len(prefix) : nextTag(tags, i+len(prefix))]
-		return tagUnescaper.Replace(v)
-	}
-	return ""
-}
-
-// nextTag is the index of the next unescaped comma of tags at or after i, or len(tags).
-func nextTag(tags string, i int) int {
-	for ; i < len(tags); i++ {
-		switch tags[i] {
-		case '\\':
-			i++ // the escaped character
-		case ',':
-			return i
-		}
-	}
-	return len(tags)
-}
-
-var tagUnescaper = strings.NewReplacer(`\,`, ",", `\=`, "=", `\ `, " ")
-
 // appendPoint appends one line. series is the escaped "measurement,tags" prefix. Fields that
 // are NaN or ±Inf (which InfluxDB refuses) are left out; a point with no field left is not
 // written and appendPoint reports false.
