@@ -112,8 +112,7 @@ type benchJob struct {
 func (f *benchFlags) plan(targets []string) []benchJob {
 	var jobs []benchJob
 	for _, sc := range runner.Throughput {
-		mode, _, _ := strings.Cut(sc, "-")
-		if !slices.Contains(f.modes, mode) || !slices.Contains(f.protos, runner.Requires(runner.Job{Scenario: sc})) {
+		if !slices.Contains(f.modes, runner.ModeOf(sc)) || !slices.Contains(f.protos, runner.Requires(runner.Job{Scenario: sc})) {
 			continue
 		}
 		for _, t := range targets {
@@ -334,8 +333,7 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 			todo = append(todo, bj)
 		}
 	}
-	t0 := time.Now()
-	x.t0, x.total = t0, len(todo)
+	x.t0, x.total = time.Now(), len(todo)
 	if slices.Contains(f.modes, "reused") {
 		x.total += len(x.equalLoadJobs(f, names, nil))
 	}
@@ -352,7 +350,7 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	}
 	x.b.Finished = time.Time{}
 	x.b.Finish()
-	fmt.Fprintf(os.Stderr, "\nbench: %d runs in %v\n", x.done, time.Since(t0).Round(time.Second))
+	fmt.Fprintf(os.Stderr, "\nbench: %d runs in %v\n", x.done, time.Since(x.t0).Round(time.Second))
 	printTables(x.tables, f.profile, f.testid)
 	// The tables above are run 1 of each cell; this is what the report makes of them all:
 	// medians, CV, the fraction of direct and the client-bound flags.
