@@ -64,11 +64,16 @@ k6-build: bin/k6 # Build the custom k6 (k6 v2 + our extensions) into bin/k6
 
 build: bin/k6 bin/upstream bin/proxybench # Build k6, the upstream and the stack controller
 
-setup: build # Build everything and install every proxy that is missing (idempotent, cached)
-	bin/proxybench setup -targets $(TARGETS)
+setup: build # Build everything and install every proxy that is missing (idempotent, cached; TARGETS=all: one that fails is said, the rest installed)
+	bin/proxybench setup -targets "$(TARGETS)"
 
-up: setup $(WITH_OBSERVE) # Start the upstream and the proxies on loopback, each verified before it counts as up
-	bin/proxybench up -targets $(TARGETS) -pin "$(PIN)"
+pins: bin/proxybench # Check every pin against its registry, build nothing: pinned, what the registry serves now, what an install takes today
+	bin/proxybench pins
+
+# up and bench install what is missing themselves (proxybench up), so that with TARGETS=all a
+# target that cannot be installed is a row that says so, not the end of the run.
+up: build $(WITH_OBSERVE) # Install what is missing, start the upstream and the proxies on loopback, each verified before it counts as up
+	bin/proxybench up -targets "$(TARGETS)" -pin "$(PIN)"
 
 down: bin/proxybench bin/observe # Stop exactly what `make up` started, by pid (InfluxDB too)
 	bin/proxybench down; s=$$?; bin/observe down && exit $$s
@@ -103,7 +108,7 @@ BENCH_FLAGS = -targets "$(TARGETS)" -profile "$(PROFILE)" -protos "$(PROTOS)" -m
 bench-check: bin/proxybench
 	@bin/proxybench bench -check $(BENCH_FLAGS) -testid "$(TESTID)"
 
-bench: bench-check setup bin/observe $(WITH_OBSERVE) # The benchmark: stack up, every scenario × every target at PROFILE, tables, stack down
+bench: bench-check build bin/observe $(WITH_OBSERVE) # The benchmark: stack up, every scenario × every target at PROFILE, tables, stack down
 	env $$(bin/observe env) bin/proxybench bench $(BENCH_FLAGS) -testid $(TESTID) -- $(ARGS)
 
 table: bin/proxybench # Print the tables of a saved run again: make table ID=<testid>
@@ -134,4 +139,4 @@ test: setup influxd test-deps lint # Unit tests, k6 inspect of every scenario, a
 clean: # Remove built binaries and results (the install cache stays)
 	rm -rf bin results
 
-.PHONY: help k6-build build setup up down bench-check compose-up compose-down status k6 bench table lint test clean influxd observe-up observe-down
+.PHONY: help k6-build build setup pins up down bench-check compose-up compose-down status k6 bench table lint test clean influxd observe-up observe-down

@@ -27,7 +27,7 @@ func TestAddTargetIsAFolder(t *testing.T) {
 
 	proxies := t.TempDir()
 	src := filepath.Join(h.root, "proxies")
-	copyFile(t, filepath.Join(src, "apt-pinned.sh"), filepath.Join(proxies, "apt-pinned.sh"))
+	copyHelpers(t, src, proxies)
 	for _, f := range []string{"target.json", "install.sh", "nginx.conf.tmpl"} {
 		copyFile(t, filepath.Join(src, "nginx", f), filepath.Join(proxies, name, f))
 	}
@@ -44,12 +44,7 @@ func TestAddTargetIsAFolder(t *testing.T) {
 	}
 	t.Setenv("PROXYBENCH_PROXIES", proxies)
 
-	d := h.cfg.Targets[stack.Direct]
-	h.cfg.Targets[name] = stack.Ports{TLS: d.TLS + 50, H1C: d.H1C + 50}
-	cfgJSON, _ := json.MarshalIndent(h.cfg, "", "  ")
-	if err := os.WriteFile(h.targets, cfgJSON, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	h.addTargets(t, 50, name)
 
 	out, err := h.proxybench(t, "up")
 	t.Cleanup(func() {
@@ -81,6 +76,20 @@ func TestAddTargetIsAFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkResult(t, "reused-h1c", r)
+}
+
+// addTargets gives each named target ports of its own, from direct's plus offset, in the test's
+// targets file.
+func (h *harness) addTargets(t *testing.T, offset int, names ...string) {
+	t.Helper()
+	d := h.cfg.Targets[stack.Direct]
+	for i, n := range names {
+		h.cfg.Targets[n] = stack.Ports{TLS: d.TLS + offset + i, H1C: d.H1C + offset + i}
+	}
+	data, _ := json.MarshalIndent(h.cfg, "", "  ")
+	if err := os.WriteFile(h.targets, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func copyFile(t *testing.T, from, to string) {

@@ -11,11 +11,17 @@
 # Idempotent: nothing is done when $PROXYBENCH_CACHE/bin/influxd already reports the pinned
 # version. Go's module and build caches make a rebuild take seconds.
 set -euo pipefail
+# shellcheck source=../proxies/pins.sh
+. "$(dirname "$0")/../proxies/pins.sh"
 
 INFLUXDB_VERSION="${INFLUXDB_VERSION:-1.8.10}"
-PROXYBENCH_CACHE="${PROXYBENCH_CACHE:-$HOME/.cache/proxybench}"
 module="github.com/influxdata/influxdb"
 bin="$PROXYBENCH_CACHE/bin/influxd"
+
+if pins_mode; then
+  pins_go_module "$module" "v$INFLUXDB_VERSION"
+  exit 0
+fi
 
 installed_version() {
   # "InfluxDB v1.8.10 (git: go-install v1.8.10)"
@@ -45,4 +51,4 @@ if [ "$got" != "$INFLUXDB_VERSION" ]; then
   echo "install: built influxd reports version '$got', want $INFLUXDB_VERSION" >&2
   exit 1
 fi
-echo "install: influxd $INFLUXDB_VERSION in $bin" >&2
+pins_record influxd "influxd $INFLUXDB_VERSION built from the Go module proxy ($module, go.sum-checked)"

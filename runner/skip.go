@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/proxybench/proxybench/stack"
 )
 
 // wire is the protocol a response over p arrives over, as k6 reports it.
@@ -21,10 +23,15 @@ func (r *Runner) Skip(testid string, j Job, serves []string) *Result {
 		fmt.Sprintf("%s does not serve %s (it serves %s)", j.Target, need, strings.Join(serves, ", ")))
 }
 
-// SkipMissing records a cell of an optional target that is not installed (GoDoxy, which no
-// registry serves), with how to add it, so that every table says so.
-func (r *Runner) SkipMissing(testid string, j Job, how string) *Result {
-	return r.skip(testid, j, "not installed", how)
+// SkipMissing records a cell of a target that is not up, with why (the stack's state: "not
+// installed: how to add it" for an optional target no registry serves, "install failed: …",
+// "not verified: …"), so that every table says so under that label.
+func (r *Runner) SkipMissing(testid string, j Job, why string) *Result {
+	label := stack.Label(why)
+	if label == "" {
+		label = stack.LabelNotInstalled
+	}
+	return r.skip(testid, j, label, why)
 }
 
 func (r *Runner) skip(testid string, j Job, label, reason string) *Result {

@@ -110,13 +110,20 @@ func (c *Config) Names() []string {
 	return names
 }
 
+// SelectsAll tells whether a target list is "all" (or empty): every target of the file, so that
+// one that fails to install or start is recorded and the others go on (Stack.KeepGoing).
+func SelectsAll(spec string) bool {
+	spec = strings.TrimSpace(spec)
+	return spec == "" || spec == "all"
+}
+
 // Select resolves a user's target list: "all" (or empty) means every target in the file;
 // otherwise a comma-separated list of names, each of which must exist.
 func (c *Config) Select(spec string) ([]string, error) {
-	spec = strings.TrimSpace(spec)
-	if spec == "" || spec == "all" {
+	if SelectsAll(spec) {
 		return c.Names(), nil
 	}
+	spec = strings.TrimSpace(spec)
 	var out []string
 	for _, n := range strings.Split(spec, ",") {
 		n = strings.TrimSpace(n)

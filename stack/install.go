@@ -3,6 +3,7 @@ package stack
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,12 +16,37 @@ import (
 	"time"
 )
 
+// Why a target is not up, as every table, state and manifest says it: the label, then ": " and
+// the reason.
+const (
+	LabelNotInstalled = "not installed"  // optional, and no registry serves it (GoDoxy)
+	LabelInstallFail  = "install failed" // its install script failed
+	LabelNotVerified  = "not verified"   // installed, but it did not start or answer as claimed
+)
+
+// Label is the label of a reason a target is not up ("install failed: …" → "install failed"),
+// or "" when the reason has none.
+func Label(why string) string {
+	for _, l := range []string{LabelNotInstalled, LabelInstallFail, LabelNotVerified} {
+		if strings.HasPrefix(why, l+":") {
+			return l
+		}
+	}
+	return ""
+}
+
+// Failed tells whether a target is not up because something failed, rather than because it is
+// an optional target nobody installed: a run with such a target is not a clean run.
+func Failed(why string) bool { return why != "" && Label(why) != LabelNotInstalled }
+
 // Install runs the install script of every proxy whose binary is missing. Scripts are
-// idempotent and pinned; they put binaries in the cache or install Debian packages. An optional
-// target whose script fails (GoDoxy: no registry serves it) is returned in missing, with the
-// script's last line saying how to add it; any other failure is an error.
-func (s *Stack) Install(ctx context.Context, defs map[string]*Definition) (missing map[string]string, err error) {
-	missing = map[string]string{}
+// idempotent and pinned; they put binaries in the cache or install Debian packages. A target that
+// cannot be installed is returned in unavailable with why, and the others are installed all the
+// same: "not installed: …" (an optional target no registry serves, with how to add it) or, with
+// KeepGoing, "install failed: …". Without KeepGoing (targets the user named) a failure of a
+// target that is not optional is an error at once.
+func (s *Stack) Install(ctx context.Context, defs map[string]*Definition) (unavailable map[string]string, err error) {
+	unavailable = map[string]string{}
 	names := make([]string, 0, len(defs))
 	for n := range defs {
 		names = append(names, n)
@@ -36,13 +62,20 @@ func (s *Stack) Install(ctx context.Context, defs map[string]*Definition) (missi
 		if err != nil {
 			return nil, err
 		}
-		err = s.install(ctx, d, missing)
+		why, err := s.install(ctx, d)
 		unlock()
-		if err != nil {
+		switch {
+		case err != nil && (!s.KeepGoing || ctx.Err() != nil):
 			return nil, err
+		case err != nil:
+			why = LabelInstallFail + ": " + installReason(err)
+			s.logf("%-8s %s (the other targets go on)", n, why)
+		}
+		if why != "" {
+			unavailable[n] = why
 		}
 	}
-	return missing, nil
+	return unavailable, nil
 }
 
 // lockInstall takes an exclusive lock on one target's installation in the cache.
@@ -61,14 +94,16 @@ func (s *Stack) lockInstall(name string) (unlock func(), err error) {
 	return func() { f.Close() }, nil
 }
 
-// install runs one target's install script, unless another process installed it meanwhile.
-func (s *Stack) install(ctx context.Context, d *Definition, missing map[string]string) error {
+// install runs one target's install script, unless another process installed it meanwhile. An
+// optional target whose script fails is not an error: why says how to add it. A failure is kept
+// in the cache beside what the script records of a success (installed/NAME), for `make status`.
+func (s *Stack) install(ctx context.Context, d *Definition) (why string, err error) {
 	n := d.Name
 	if _, err := d.Binary(s.CacheBin()); err == nil {
-		return nil
+		return "", nil
 	}
 	if d.Install == "" {
-		return fmt.Errorf("target %s: %s is not installed and proxies/%s/target.json names no install script", n, d.Command[0], n)
+		return "", fmt.Errorf("target %s: %s is not installed and proxies/%s/target.json names no install script", n, d.Command[0], n)
 	}
 	s.logf("%-8s installing (proxies/%s/%s)", n, n, d.Install)
 	t0 := time.Now()
@@ -81,19 +116,89 @@ func (s *Stack) install(ctx context.Context, d *Definition, missing map[string]s
 		w = io.MultiWriter(&tail, s.Out)
 	}
 	cmd.Stdout, cmd.Stderr = w, w
+	failed := s.installedPath(n) + ".failed"
 	if err := cmd.Run(); err != nil {
 		if d.Optional {
-			missing[n] = d.NotInstalled()
-			s.logf("%-8s skipped (optional): %s", n, missing[n])
-			return nil
+			s.logf("%-8s skipped (optional): %s", n, d.NotInstalled())
+			return d.NotInstalled(), nil
 		}
-		return fmt.Errorf("target %s: install script proxies/%s/%s failed: %w\n%s", n, n, d.Install, err, lastLines(tail.String(), 20))
+		err = &InstallError{Target: n, Script: fmt.Sprintf("proxies/%s/%s", n, d.Install), Err: err, Output: LastLines(tail.String(), 20)}
+		if werr := os.MkdirAll(filepath.Dir(failed), 0o755); werr == nil {
+			_ = os.WriteFile(failed, []byte(installReason(err)+"\n"), 0o644)
+		}
+		return "", err
 	}
+	_ = os.Remove(failed)
 	if _, err := d.Binary(s.CacheBin()); err != nil {
-		return fmt.Errorf("target %s: install script ran but %w", n, err)
+		return "", fmt.Errorf("target %s: install script ran but %w", n, err)
 	}
 	s.logf("%-8s installed in %v", n, time.Since(t0).Round(time.Second))
-	return nil
+	return "", nil
+}
+
+// InstallError is an install script's failure, with the last lines it printed.
+type InstallError struct {
+	Target, Script string
+	Err            error
+	Output         string
+}
+
+func (e *InstallError) Error() string {
+	return fmt.Sprintf("target %s: install script %s failed: %v\n%s", e.Target, e.Script, e.Err, e.Output)
+}
+
+func (e *InstallError) Unwrap() error { return e.Err }
+
+// installReason is an install failure in one line: what the script said of it (its first line
+// starting "install:", with the attempts listed below it), else its last line.
+func installReason(err error) string {
+	var ie *InstallError
+	if !errors.As(err, &ie) {
+		return strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
+	}
+	lines := strings.Split(strings.TrimRight(ie.Output, "\n"), "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "install:") {
+			continue
+		}
+		parts := []string{strings.TrimSpace(strings.TrimPrefix(l, "install:"))}
+		for _, more := range lines[i+1:] {
+			if !strings.HasPrefix(more, "  - ") {
+				break
+			}
+			parts = append(parts, strings.TrimPrefix(more, "  - "))
+		}
+		return strings.Join(parts, " ")
+	}
+	if last := strings.TrimSpace(lines[len(lines)-1]); last != "" {
+		return fmt.Sprintf("%s: %v: %s", ie.Script, ie.Err, last)
+	}
+	return fmt.Sprintf("%s: %v", ie.Script, ie.Err)
+}
+
+// installedPath is where install scripts record what a target was installed from (one line,
+// proxies/pins.sh), and Install why its last install failed (the same path + ".failed").
+func (s *Stack) installedPath(name string) string {
+	return filepath.Join(s.CacheDir, "installed", name)
+}
+
+// Installed is what the target was installed from, as its install script recorded it ("nginx
+// 1.26.3-3+deb13u7 from Debian's source package (pinned, …)"), or "" when it recorded nothing.
+func (s *Stack) Installed(name string) string {
+	data, err := os.ReadFile(s.installedPath(name))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// installFailure is why the target's last install failed, or "".
+func (s *Stack) installFailure(name string) string {
+	data, err := os.ReadFile(s.installedPath(name) + ".failed")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
 }
 
 // NotInstalled says that the target is not installed and how to add it.
@@ -147,7 +252,8 @@ func buildInfo(bin string) (string, error) {
 	return f[len(f)-1], nil
 }
 
-func lastLines(s string, n int) string {
+// LastLines are the last n lines of s.
+func LastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]

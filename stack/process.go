@@ -147,5 +147,5 @@ func Tail(path string, n int) string {
 	if err != nil {
 		return ""
 	}
-	return lastLines(string(data), n)
+	return LastLines(string(data), n)
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -63,6 +64,10 @@ type Stack struct {
 	// Pin, when set, starts the upstream and the proxies on their CPU sets (Up records it in
 	// the state, so that the client of a later run is pinned alike).
 	Pin *Pinning
+	// KeepGoing (TARGETS=all): a proxy that fails to install, or to start and answer as it
+	// claims, is recorded in the state with why ("install failed: …", "not verified: …") and
+	// the others go on. Off (targets the user named), such a failure is an error at once.
+	KeepGoing bool
 }
 
 // New loads the targets file.
@@ -90,8 +95,9 @@ type State struct {
 	// Pin is the CPU layout the stack was started with; nil: none.
 	Pin     *Pinning            `json:"pinning,omitempty"`
 	Targets map[string]*Running `json:"targets"`
-	// Missing are optional targets that could not be installed, with how to add them: every
-	// table shows them as such instead of leaving them out.
+	// Missing are the targets asked for that are not up, with why (Label: "not installed: how
+	// to add it", "install failed: …", "not verified: …"): every table shows them as such
+	// instead of leaving them out.
 	Missing map[string]string `json:"missing,omitempty"`
 }
 
@@ -231,12 +237,23 @@ func (s *Stack) Up(ctx context.Context, names []string) (err error) {
 			continue
 		}
 		r, err := s.startTarget(ctx, n, defs[n], certs, prober)
+		if err != nil && s.KeepGoing && ctx.Err() == nil {
+			// stopped by start already: recorded, and the others still start
+			st.Missing[n] = LabelNotVerified + ": " + firstLine(err.Error())
+			s.logf("%-8s %s (the other targets go on)\n%s", n, LabelNotVerified, err)
+			continue
+		}
 		if err != nil {
 			return err
 		}
 		st.Targets[n] = r
 	}
 	return nil
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return strings.TrimSuffix(line, ";")
 }
 
 // Restart stops one target of the running stack and starts it again, verified as at Up, so
@@ -439,6 +456,19 @@ func (s *Stack) Down() error {
 		return err
 	}
 	return os.Remove(s.statePath())
+}
+
+// Failures are the targets asked for that failed to install or to be verified, sorted, each
+// with why: "haproxy (install failed: …)".
+func (st *State) Failures() []string {
+	var out []string
+	for n, why := range st.Missing {
+		if Failed(why) {
+			out = append(out, fmt.Sprintf("%s (%s)", n, why))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Names are the state's targets, sorted.

@@ -36,8 +36,14 @@ func (s *Stack) Status(ctx context.Context) ([]TargetStatus, error) {
 			row.Problem = err.Error()
 		} else if _, err := d.Binary(s.CacheBin()); err != nil {
 			row.Problem = d.NotInstalled()
+			if why := s.installFailure(n); why != "" && !d.Optional {
+				row.Problem = LabelInstallFail + ": " + why
+			}
 		} else {
 			row.Version = s.Version(d, s.vars(n, certs, filepath.Join(s.RunDir, n), d))
+		}
+		if why := st.Missing[n]; why != "" && !st.IsUp(n) && Failed(why) {
+			row.Problem = why // what the last `make up` met
 		}
 		if st.IsUp(n) {
 			r := st.Targets[n]
@@ -92,8 +98,8 @@ func PrintStatus(w io.Writer, rows []TargetStatus) {
 		version := r.Version
 		if r.Problem != "" {
 			version = "-"
-			if strings.HasPrefix(r.Problem, "not installed") {
-				health = "not installed"
+			if l := Label(r.Problem); l != "" && r.PID == 0 {
+				health = l
 			}
 			notes = append(notes, fmt.Sprintf("%s: %s", r.Name, r.Problem))
 		}

@@ -292,6 +292,7 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	}
 	names = withBaseline(names)
 	s.Pin = f.pin
+	s.KeepGoing = stack.SelectsAll(f.targets)
 	if err := s.Up(ctx, names); err != nil {
 		return err
 	}
@@ -364,7 +365,12 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	fmt.Printf("\nreport: %s\n", filepath.Join(x.dir, "report.html"))
-	return invalidErr(x.results, x.dir)
+	err = invalidErr(x.results, x.dir)
+	if failed := st.Failures(); len(failed) > 0 {
+		// the last line: what a user must fix before the bench covers every target
+		err = errors.Join(err, fmt.Errorf("%d target(s) failed, every other target was measured: %s", len(failed), strings.Join(failed, "; ")))
+	}
+	return err
 }
 
 // equalLoadJobs are the equal-load runs: per protocol of the pass that is among -protos, every

@@ -84,7 +84,7 @@ func runningTargets(s *stack.Stack, spec string) ([]string, error) {
 		case st.IsUp(n):
 			up = append(up, n)
 		case st.Missing[n] != "":
-			// An optional target that is not installed still gets its row: "not installed".
+			// A target that is not up still gets its row, saying why ("install failed", …).
 			up = append(up, n)
 		default:
 			down = append(down, n)
@@ -197,7 +197,7 @@ func invalidErr(results []*runner.Result, dir string) error {
 	run := len(results) - skipped
 	notRun := ""
 	if skipped > 0 {
-		notRun = fmt.Sprintf("; %d not run: their target does not serve the protocol or is not installed", skipped)
+		notRun = fmt.Sprintf("; %d not run: their target does not serve the protocol or is not up", skipped)
 	}
 	if bad > 0 {
 		return fmt.Errorf("%d of %d cells invalid%s (see the tables above; results in %s)", bad, run, notRun, dir)

@@ -2,6 +2,7 @@
 // and runs the scenarios against its targets.
 //
 //	proxybench setup  [-targets all]
+//	proxybench pins                          (every pin against its registry: what an install takes today)
 //	proxybench up     [-targets all]
 //	proxybench down
 //	proxybench status
@@ -35,13 +36,14 @@ var commands = map[string]func(ctx context.Context, args []string) error{
 	"k6":     cmdK6,
 	"bench":  cmdBench,
 	"table":  cmdTable,
+	"pins":   cmdPins,
 	"report": cmdReport, "compare": cmdCompare, // reportcmds.go
 	"certs": cmdCerts, "exec": cmdExec, "attach": cmdAttach, // the compose engine
 }
 
 func main() {
 	if len(os.Args) < 2 || commands[os.Args[1]] == nil {
-		fmt.Fprintln(os.Stderr, "usage: proxybench setup|up|down|status|k6|bench|table|report|compare|certs|exec|attach [flags] (see `make help`)")
+		fmt.Fprintln(os.Stderr, "usage: proxybench setup|pins|up|down|status|k6|bench|table|report|compare|certs|exec|attach [flags] (see `make help`)")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -39,16 +39,21 @@ func manifest(ctx context.Context, s *stack.Stack, k6 string, names []string, pr
 		// a figure from a tree with changes is not reproducible from the commit alone
 		m["git_dirty"] = strings.TrimSpace(commandOutput(ctx, s.Root, "git", "status", "--porcelain", "--untracked-files=no")) != ""
 	}
-	proxies := map[string]string{}
+	proxies, installed := map[string]string{}, map[string]string{}
 	if st, err := s.LoadState(); err == nil {
 		for n, r := range st.Targets {
 			proxies[n] = r.Version
+			// which revision of a moving registry was taken (proxies/pins.sh)
+			if from := s.Installed(n); from != "" {
+				installed[n] = from
+			}
 		}
-		for n, how := range st.Missing {
-			proxies[n] = "not installed: " + how
+		for n, why := range st.Missing {
+			proxies[n] = why
 		}
 	}
 	m["proxies"] = proxies
+	m["installed_from"] = installed
 	hashes := map[string]string{}
 	if h := fileHash(s.TargetsFile); h != "" {
 		hashes["targets.json"] = h

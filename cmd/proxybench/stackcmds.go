@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/proxybench/proxybench/stack"
 )
 
-// stackAndTargets loads the stack and resolves the -targets flag every stack command has.
+// stackAndTargets loads the stack and resolves the -targets flag every stack command has. With
+// "all", a target that fails is recorded and the others go on (stack.Stack.KeepGoing).
 func stackAndTargets(name string, args []string) (*stack.Stack, []string, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	targets := fs.String("targets", envOr("TARGETS", "all"), "targets: all or a comma-separated list")
@@ -24,9 +26,13 @@ func stackAndTargets(name string, args []string) (*stack.Stack, []string, error)
 		return nil, nil, err
 	}
 	names, err := s.Config.Select(*targets)
+	s.KeepGoing = stack.SelectsAll(*targets)
 	return s, names, err
 }
 
+// cmdSetup installs what is missing. With TARGETS=all a target that cannot be installed is said
+// ("install failed: …", in its last line too) and the rest is installed: `make bench` then shows
+// it as such a row. A target named in TARGETS that fails is an error.
 func cmdSetup(ctx context.Context, args []string) error {
 	s, names, err := stackAndTargets("setup", args)
 	if err != nil {
@@ -36,11 +42,18 @@ func cmdSetup(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.Install(ctx, defs); err != nil {
+	unavailable, err := s.Install(ctx, defs)
+	if err != nil {
 		return err
 	}
-	_, err = stack.EnsureCerts(filepath.Join(s.RunDir, "certs"), s.Config.Hostname)
-	return err
+	if _, err = stack.EnsureCerts(filepath.Join(s.RunDir, "certs"), s.Config.Hostname); err != nil {
+		return err
+	}
+	failed := (&stack.State{Missing: unavailable}).Failures()
+	if len(failed) > 0 {
+		fmt.Printf("setup: %d of %d targets not installed, the others are: %s\n", len(failed), len(names), strings.Join(failed, "; "))
+	}
+	return nil
 }
 
 func cmdUp(ctx context.Context, args []string) error {
@@ -61,7 +74,18 @@ func cmdUp(ctx context.Context, args []string) error {
 	if s.Pin, err = parsePin(*pin); err != nil {
 		return err
 	}
-	return s.Up(ctx, names)
+	s.KeepGoing = stack.SelectsAll(*targets)
+	if err := s.Up(ctx, names); err != nil {
+		return err
+	}
+	st, err := s.LoadState()
+	if err != nil {
+		return err
+	}
+	if failed := st.Failures(); len(failed) > 0 {
+		fmt.Printf("up: %d of %d targets are not up, the others are: %s\n", len(failed), len(names), strings.Join(failed, "; "))
+	}
+	return nil
 }
 
 // pinFlag is -pin of up and bench: the CPU layout, from PIN by default.

@@ -11,9 +11,14 @@
 # (see godoxy-run.sh).
 set -euo pipefail
 cd "$(dirname "$0")"
+# shellcheck source-path=SCRIPTDIR
+. ../pins.sh
 
-PROXYBENCH_CACHE="${PROXYBENCH_CACHE:-$HOME/.cache/proxybench}"
 bindir="$PROXYBENCH_CACHE/bin"
+if pins_mode; then
+  pins_row "godoxy" "none: no registry serves it" "-" "GODOXY_BIN=${GODOXY_BIN:-(unset: not installed)}"
+  exit 0
+fi
 
 real="${GODOXY_BIN:-}"
 if [ -z "$real" ]; then
@@ -37,4 +42,5 @@ fi
 mkdir -p "$bindir"
 ln -sfn "$(readlink -f "$real")" "$bindir/godoxy-release"
 ln -sfn "$PWD/godoxy-run.sh" "$bindir/proxybench-godoxy"
+pins_record godoxy "godoxy release binary $(readlink -f "$real") (GODOXY_BIN; no registry serves it)"
 "$bindir/proxybench-godoxy" --version

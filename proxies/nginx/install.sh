@@ -11,7 +11,22 @@ cd "$(dirname "$0")"
 # shellcheck source-path=SCRIPTDIR
 . ../deb-source.sh
 
-NGINX_SRC_VERSION="${NGINX_SRC_VERSION:-1.26.3-3+deb13u7}"
+# The revision this script was written against and its source files (sha256
+# from its .dsc): fetched by pool path and checked here, so a revision the
+# index no longer lists still builds. NGINX_SRC_VERSION asks for another
+# revision (see ../deb-source.sh for what is taken when it cannot be had).
+NGINX_SRC_PIN=1.26.3-3+deb13u7
+NGINX_SRC_FILES=(
+  "12ea342366d81030e59e3a0ac9591ca549f5da023d85055f0a25d99e68378381 nginx_1.26.3-3+deb13u7.dsc"
+  "69ee2b237744036e61d24b836668aad3040dda461fe6f570f1787eab570c75aa nginx_1.26.3.orig.tar.gz"
+  "faa36c1c57af475445b2a50d203fea314ed1db6a3399ed95c79ae7e99478a9f3 nginx_1.26.3.orig.tar.gz.asc"
+  "19fcf637728c01356f4c80909812b32bc38d6f10eabc1e7fa2bb2c6fbcf27474 nginx_1.26.3-3+deb13u7.debian.tar.xz"
+)
+NGINX_SRC_VERSION="${NGINX_SRC_VERSION:-$NGINX_SRC_PIN}"
+if pins_mode; then
+  deb_source_pins nginx "$NGINX_SRC_VERSION" "$NGINX_SRC_PIN" "${NGINX_SRC_FILES[@]}"
+  exit 0
+fi
 
 build="$PROXYBENCH_CACHE/build/nginx-$NGINX_SRC_VERSION"
 cflags="$(dpkg-buildflags --get CFLAGS) -fPIC $(dpkg-buildflags --get CPPFLAGS)"
@@ -34,10 +49,11 @@ stamp="$NGINX_SRC_VERSION ${configure[*]} $cflags $ldflags"
 if deb_build_current nginx-quic "$stamp"; then exit 0; fi
 
 deb_build_deps build-essential dpkg-dev libssl-dev libpcre2-dev zlib1g-dev
-deb_source_tree nginx "$NGINX_SRC_VERSION" "$build"
+deb_source_tree nginx "$NGINX_SRC_VERSION" "$NGINX_SRC_PIN" "$build" "${NGINX_SRC_FILES[@]}"
 cd "$build"
 ./configure --with-cc-opt="$cflags" --with-ld-opt="$ldflags" "${configure[@]}" >configure.log 2>&1 ||
   { tail -n 30 configure.log >&2; exit 1; }
 make -j"$(nproc)" >make.log 2>&1 || { tail -n 30 make.log >&2; exit 1; }
 deb_build_install nginx-quic objs/nginx "$stamp"
+pins_record nginx "nginx $DEB_SOURCE_REVISION from Debian's source package ($DEB_SOURCE_HOW)"
 "$PROXYBENCH_CACHE/bin/nginx-quic" -V 2>&1 | sed -n 1p >&2

@@ -14,10 +14,14 @@
 # cmake. A cold build took 7.5 minutes on 2 (shared) cores, most of it
 # OpenSSL and pingora; a rebuild after a change to src/ reuses the target
 # directory and takes well under a minute.
+#
+# A crate version on crates.io never changes, and Cargo.lock holds each one's
+# sha256: the lock file is the pin.
 set -euo pipefail
 cd "$(dirname "$0")"
+# shellcheck source-path=SCRIPTDIR
+. ../pins.sh
 
-PROXYBENCH_CACHE="${PROXYBENCH_CACHE:-$HOME/.cache/proxybench}"
 bin="$PROXYBENCH_CACHE/bin/proxybench-pingora"
 stamp="$bin.source-sha256"
 export CARGO_TARGET_DIR="$PROXYBENCH_CACHE/build/pingora-target"
@@ -26,6 +30,12 @@ source_hash() {
   find Cargo.toml Cargo.lock src -type f -print0 | LC_ALL=C sort -z |
     xargs -0 sha256sum | sha256sum | cut -d' ' -f1
 }
+
+pingora_version="$(awk '$0 == "name = \"pingora\"" { getline; gsub(/[^0-9.]/, ""); print; exit }' Cargo.lock)"
+if pins_mode; then
+  pins_row "pingora (crates.io)" "$pingora_version, Cargo.lock (sha256 per crate)" "immutable by version" "Cargo.lock as it is (--locked)"
+  exit 0
+fi
 
 hash="$(source_hash)"
 if [ -x "$bin" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$hash" ]; then
@@ -48,4 +58,5 @@ mkdir -p "$PROXYBENCH_CACHE/bin"
 cp -f "$CARGO_TARGET_DIR/release/proxybench-pingora" "$bin.tmp"
 mv -f "$bin.tmp" "$bin"
 echo "$hash" >"$stamp"
+pins_record pingora "proxybench-pingora on pingora $pingora_version from crates.io (Cargo.lock, --locked)"
 "$bin" --version

@@ -12,12 +12,22 @@
 #
 # Idempotent: nothing is done when $PROXYBENCH_CACHE/bin/traefik already
 # reports the pinned version.
+#
+# A module version on the Go module proxy never changes (go.sum and the
+# checksum database hold its hash), so the version pin is all it takes.
 set -euo pipefail
+cd "$(dirname "$0")"
+# shellcheck source-path=SCRIPTDIR
+. ../pins.sh
 
 TRAEFIK_VERSION="${TRAEFIK_VERSION:-v3.6.12}"
-PROXYBENCH_CACHE="${PROXYBENCH_CACHE:-$HOME/.cache/proxybench}"
 module="github.com/traefik/traefik/v3"
 bin="$PROXYBENCH_CACHE/bin/traefik"
+
+if pins_mode; then
+  pins_go_module "$module" "$TRAEFIK_VERSION"
+  exit 0
+fi
 
 installed_version() {
   # "Version:      v3.6.12"
@@ -62,3 +72,4 @@ if [ "$got" != "$TRAEFIK_VERSION" ]; then
   echo "install: built traefik reports version '$got', want $TRAEFIK_VERSION" >&2
   exit 1
 fi
+pins_record traefik "traefik $TRAEFIK_VERSION built from the Go module proxy ($module, go.sum-checked)"
