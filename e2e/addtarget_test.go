@@ -26,22 +26,10 @@ func TestAddTargetIsAFolder(t *testing.T) {
 	const name = "nginx-alt"
 
 	proxies := t.TempDir()
-	src := filepath.Join(h.root, "proxies")
-	copyHelpers(t, src, proxies)
-	for _, f := range []string{"target.json", "install.sh", "nginx.conf.tmpl"} {
-		copyFile(t, filepath.Join(src, "nginx", f), filepath.Join(proxies, name, f))
-	}
-	conf := filepath.Join(proxies, name, "nginx.conf.tmpl")
-	data, _ := os.ReadFile(conf)
+	copyHelpers(t, filepath.Join(h.root, "proxies"), proxies)
 	// In the location itself: nginx drops add_header inherited from an outer level as soon as
 	// a level in between has one of its own (the server's Alt-Svc).
-	marked := strings.Replace(string(data), "location / {", "location / {\n            add_header X-Proxybench-Target {{.Name}} always;", 1)
-	if marked == string(data) {
-		t.Fatal("nginx.conf.tmpl has no `location / {` to put the marker in")
-	}
-	if err := os.WriteFile(conf, []byte(marked), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	h.copyNginx(t, proxies, name, "add_header X-Proxybench-Target {{.Name}} always;")
 	t.Setenv("PROXYBENCH_PROXIES", proxies)
 
 	h.addTargets(t, 50, name)
@@ -88,6 +76,27 @@ func (h *harness) addTargets(t *testing.T, offset int, names ...string) {
 	}
 	data, _ := json.MarshalIndent(h.cfg, "", "  ")
 	if err := os.WriteFile(h.targets, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// copyNginx copies proxies/nginx as the target name into proxies, with directive (when not
+// empty) first in its `location / {`.
+func (h *harness) copyNginx(t *testing.T, proxies, name, directive string) {
+	t.Helper()
+	for _, f := range []string{"target.json", "install.sh", "nginx.conf.tmpl"} {
+		copyFile(t, filepath.Join(h.root, "proxies", "nginx", f), filepath.Join(proxies, name, f))
+	}
+	if directive == "" {
+		return
+	}
+	conf := filepath.Join(proxies, name, "nginx.conf.tmpl")
+	data, _ := os.ReadFile(conf)
+	changed := strings.Replace(string(data), "location / {", "location / {\n            "+directive, 1)
+	if changed == string(data) {
+		t.Fatalf("nginx.conf.tmpl has no `location / {` to put %q in", directive)
+	}
+	if err := os.WriteFile(conf, []byte(changed), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -45,20 +45,9 @@ func TestBrokenTargetsDoNotStopTheRest(t *testing.T) {
 	t.Setenv("PROXYBENCH_CACHE", cache)
 
 	proxies := t.TempDir()
-	src := filepath.Join(h.root, "proxies")
-	copyHelpers(t, src, proxies)
-	for _, name := range []string{good, unverified} {
-		for _, f := range []string{"target.json", "install.sh", "nginx.conf.tmpl"} {
-			copyFile(t, filepath.Join(src, "nginx", f), filepath.Join(proxies, name, f))
-		}
-	}
-	conf := filepath.Join(proxies, unverified, "nginx.conf.tmpl")
-	data, _ := os.ReadFile(conf)
-	short := strings.Replace(string(data), "location / {", "location / {\n            return 200 'short';", 1)
-	if short == string(data) {
-		t.Fatal("nginx.conf.tmpl has no `location / {` to shorten")
-	}
-	writeFile(t, conf, short)
+	copyHelpers(t, filepath.Join(h.root, "proxies"), proxies)
+	h.copyNginx(t, proxies, good, "")
+	h.copyNginx(t, proxies, unverified, "return 200 'short';")
 	writeFile(t, filepath.Join(proxies, noinstall, "target.json"), `{
   "config": "none.tmpl",
   "command": ["proxybench-test-noinstall"],

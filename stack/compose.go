@@ -85,7 +85,7 @@ func (s *Stack) Attach(ctx context.Context, names []string) error {
 		r := &Running{Ports: s.Config.Targets[n], Protocols: s.protocols(n, defs[n])}
 		if err := s.waitServing(ctx, r, prober, nil); err != nil {
 			if def := defs[n]; def != nil && def.Optional {
-				st.Missing[n] = "not started by docker compose (optional): " + def.IfMissing
+				st.Missing[n] = LabelNotInstalled + ": not started by docker compose (optional): " + def.IfMissing
 				continue
 			}
 			errs = append(errs, fmt.Errorf("target %s: %w (see `docker compose logs %s`)", n, err, n))

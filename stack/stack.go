@@ -239,7 +239,7 @@ func (s *Stack) Up(ctx context.Context, names []string) (err error) {
 		r, err := s.startTarget(ctx, n, defs[n], certs, prober)
 		if err != nil && s.KeepGoing && ctx.Err() == nil {
 			// stopped by start already: recorded, and the others still start
-			st.Missing[n] = LabelNotVerified + ": " + firstLine(err.Error())
+			st.Missing[n] = LabelNotVerified + ": " + FirstLine(err.Error())
 			s.logf("%-8s %s (the other targets go on)\n%s", n, LabelNotVerified, err)
 			continue
 		}
@@ -251,9 +251,10 @@ func (s *Stack) Up(ctx context.Context, names []string) (err error) {
 	return nil
 }
 
-func firstLine(s string) string {
+// FirstLine is the first line of s, trimmed: the reason of an error whose details follow it.
+func FirstLine(s string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return strings.TrimSuffix(line, ";")
+	return strings.TrimSpace(line)
 }
 
 // Restart stops one target of the running stack and starts it again, verified as at Up, so
@@ -424,10 +425,10 @@ func (s *Stack) waitReady(ctx context.Context, name string, r *Running, prober *
 	case err == nil:
 		return nil
 	case errors.Is(err, errExited):
-		return fmt.Errorf("target %s exited during start-up (command: %v); last lines of %s:\n%s",
+		return fmt.Errorf("target %s exited during start-up (command: %v)\nlast lines of %s:\n%s",
 			name, r.Argv, r.Log, Tail(r.Log, 20))
 	default:
-		return fmt.Errorf("target %s did not answer a verified request: %w; last lines of %s:\n%s",
+		return fmt.Errorf("target %s did not answer a verified request: %w\nlast lines of %s:\n%s",
 			name, err, r.Log, Tail(r.Log, 20))
 	}
 }
@@ -460,9 +461,13 @@ func (s *Stack) Down() error {
 
 // Failures are the targets asked for that failed to install or to be verified, sorted, each
 // with why: "haproxy (install failed: …)".
-func (st *State) Failures() []string {
+func (st *State) Failures() []string { return Failures(st.Missing) }
+
+// Failures are the targets of unavailable (name → why it is not up) that failed, as
+// State.Failures says them.
+func Failures(unavailable map[string]string) []string {
 	var out []string
-	for n, why := range st.Missing {
+	for n, why := range unavailable {
 		if Failed(why) {
 			out = append(out, fmt.Sprintf("%s (%s)", n, why))
 		}

@@ -23,7 +23,7 @@ import (
 func manifest(ctx context.Context, s *stack.Stack, k6 string, names []string, profile string) map[string]any {
 	cpus := runner.CPUsAvailable()
 	m := map[string]any{
-		"k6_version": firstLine(commandOutput(ctx, s.Root, k6, "version")),
+		"k6_version": stack.FirstLine(commandOutput(ctx, s.Root, k6, "version")),
 		"kernel":     strings.TrimSpace(readFile("/proc/sys/kernel/osrelease")),
 		"cpu_model":  cpuModel(),
 		"cpus":       cpus,
@@ -34,7 +34,7 @@ func manifest(ctx context.Context, s *stack.Stack, k6 string, names []string, pr
 	if s.Pin != nil {
 		m["pinning"] = s.Pin.String()
 	}
-	if c := firstLine(commandOutput(ctx, s.Root, "git", "rev-parse", "HEAD")); c != "" {
+	if c := stack.FirstLine(commandOutput(ctx, s.Root, "git", "rev-parse", "HEAD")); c != "" {
 		m["git_commit"] = c
 		// a figure from a tree with changes is not reproducible from the commit alone
 		m["git_dirty"] = strings.TrimSpace(commandOutput(ctx, s.Root, "git", "status", "--porcelain", "--untracked-files=no")) != ""
@@ -89,14 +89,6 @@ func commandOutput(ctx context.Context, dir, name string, args ...string) string
 		return ""
 	}
 	return string(out)
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return strings.TrimSpace(s)
 }
 
 func readFile(path string) string {

@@ -126,14 +126,16 @@ func k6Pin(ctx context.Context, root string) pinRow {
 		row.take = "NOTHING: extensions/go.mod requires no " + module
 		return row
 	}
-	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-json", module+"@"+row.pinned)
-	cmd.Dir = os.TempDir() // outside any module
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		row.take = "NOTHING: the Go module proxy does not serve it: " + firstLine(string(out))
+	// the check the Go-built installs make (proxies/pins.sh), so that there is one
+	cmd := exec.CommandContext(ctx, "bash", "-c", `. "$1" && pins_go_module "$2" "$3"`, "pins",
+		filepath.Join(root, "proxies", "pins.sh"), module, row.pinned)
+	out, err := cmd.Output()
+	rows := parsePins(bytes.NewReader(out))
+	if err != nil || len(rows) != 1 {
+		row.take = fmt.Sprintf("NOTHING: proxies/pins.sh pins_go_module: %v", err)
 		return row
 	}
-	row.take = row.pinned
+	row.take = rows[0].take
 	return row
 }
 

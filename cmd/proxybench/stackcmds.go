@@ -49,11 +49,15 @@ func cmdSetup(ctx context.Context, args []string) error {
 	if _, err = stack.EnsureCerts(filepath.Join(s.RunDir, "certs"), s.Config.Hostname); err != nil {
 		return err
 	}
-	failed := (&stack.State{Missing: unavailable}).Failures()
-	if len(failed) > 0 {
-		fmt.Printf("setup: %d of %d targets not installed, the others are: %s\n", len(failed), len(names), strings.Join(failed, "; "))
-	}
+	sayFailures("setup", "not installed", len(names), stack.Failures(unavailable))
 	return nil
+}
+
+// sayFailures is the last line of setup and up when targets failed: which, and why.
+func sayFailures(cmd, what string, total int, failed []string) {
+	if len(failed) > 0 {
+		fmt.Printf("%s: %d of %d targets %s, the others are: %s\n", cmd, len(failed), total, what, strings.Join(failed, "; "))
+	}
 }
 
 func cmdUp(ctx context.Context, args []string) error {
@@ -82,9 +86,7 @@ func cmdUp(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if failed := st.Failures(); len(failed) > 0 {
-		fmt.Printf("up: %d of %d targets are not up, the others are: %s\n", len(failed), len(names), strings.Join(failed, "; "))
-	}
+	sayFailures("up", "are not up", len(names), st.Failures())
 	return nil
 }
 
