@@ -20,29 +20,11 @@ import (
 // throwaway target with a config of its own (a marker header), brings it up through the real
 // CLI and runs a scenario on it.
 func TestAddTargetIsAFolder(t *testing.T) {
-	t.Setenv("E2E_PORT_OFFSET", strconv.Itoa(portOffset(t)+300))
-	t.Setenv("E2E_TARGETS", stack.Direct)
-	h := newHarness(t)
 	const name = "nginx-alt"
-
-	proxies := t.TempDir()
-	copyHelpers(t, filepath.Join(h.root, "proxies"), proxies)
 	// In the location itself: nginx drops add_header inherited from an outer level as soon as
 	// a level in between has one of its own (the server's Alt-Svc).
-	h.copyNginx(t, proxies, name, "add_header X-Proxybench-Target {{.Name}} always;")
-	t.Setenv("PROXYBENCH_PROXIES", proxies)
-
-	h.addTargets(t, 50, name)
-
-	out, err := h.proxybench(t, "up")
-	t.Cleanup(func() {
-		if out, err := h.proxybench(t, "down"); err != nil {
-			t.Errorf("down: %v\n%s", err, out)
-		}
-	})
-	if err != nil {
-		t.Fatalf("up with a target added as a folder: %v\n%s", err, out)
-	}
+	h := variantHarness(t, 300, nginxVariant{name, [][2]string{inLocation("add_header X-Proxybench-Target {{.Name}} always;")}})
+	h.up(t)
 
 	// The folder's own config is what serves: its marker comes back.
 	url := fmt.Sprintf("http://127.0.0.1:%d/", h.cfg.Targets[name].H1C)
@@ -55,7 +37,7 @@ func TestAddTargetIsAFolder(t *testing.T) {
 		t.Errorf("GET %s: X-Proxybench-Target = %q, want %q (the added folder's config)", url, got, name)
 	}
 
-	out, err = h.proxybench(t, "k6", "-scenario", "reused-h1c", "-targets", name, "-testid", "e2e-add")
+	out, err := h.proxybench(t, "k6", "-scenario", "reused-h1c", "-targets", name, "-testid", "e2e-add")
 	if err != nil {
 		t.Fatalf("reused-h1c on %s: %v\n%s", name, err, out)
 	}
@@ -80,23 +62,75 @@ func (h *harness) addTargets(t *testing.T, offset int, names ...string) {
 	}
 }
 
-// copyNginx copies proxies/nginx as the target name into proxies, with directive (when not
-// empty) first in its `location / {`.
-func (h *harness) copyNginx(t *testing.T, proxies, name, directive string) {
+// nginxVariant is a throwaway target: proxies/nginx copied under name, its template changed
+// by replacing each [old, new] pair once (a missing old fails the test).
+type nginxVariant struct {
+	name    string
+	replace [][2]string
+}
+
+// inLocation is the replacement that puts directive first in nginx's `location / {`.
+func inLocation(directive string) [2]string {
+	return [2]string{"location / {", "location / {\n            " + directive}
+}
+
+// variantHarness is a harness on ports of its own (portOffset(t)+offset) whose stack is direct
+// plus the nginx variants, added as folders (PROXYBENCH_PROXIES) and to the targets file.
+func variantHarness(t *testing.T, offset int, variants ...nginxVariant) *harness {
+	t.Helper()
+	t.Setenv("E2E_PORT_OFFSET", strconv.Itoa(portOffset(t)+offset))
+	t.Setenv("E2E_TARGETS", stack.Direct)
+	h := newHarness(t)
+	proxies := t.TempDir()
+	copyHelpers(t, filepath.Join(h.root, "proxies"), proxies)
+	var names []string
+	for _, v := range variants {
+		h.copyNginx(t, proxies, v)
+		names = append(names, v.name)
+	}
+	t.Setenv("PROXYBENCH_PROXIES", proxies)
+	h.addTargets(t, 50, names...)
+	return h
+}
+
+// copyNginx copies proxies/nginx into proxies as the variant v.
+func (h *harness) copyNginx(t *testing.T, proxies string, v nginxVariant) {
 	t.Helper()
 	for _, f := range []string{"target.json", "install.sh", "nginx.conf.tmpl"} {
-		copyFile(t, filepath.Join(h.root, "proxies", "nginx", f), filepath.Join(proxies, name, f))
+		copyFile(t, filepath.Join(h.root, "proxies", "nginx", f), filepath.Join(proxies, v.name, f))
 	}
-	if directive == "" {
-		return
+	for _, r := range v.replace {
+		replaceInFile(t, filepath.Join(proxies, v.name, "nginx.conf.tmpl"), r[0], r[1])
 	}
-	conf := filepath.Join(proxies, name, "nginx.conf.tmpl")
-	data, _ := os.ReadFile(conf)
-	changed := strings.Replace(string(data), "location / {", "location / {\n            "+directive, 1)
+}
+
+// up brings the harness's stack up with the real CLI, or fails the test; it comes down when
+// the test ends.
+func (h *harness) up(t *testing.T) {
+	t.Helper()
+	out, err := h.proxybench(t, "up")
+	t.Cleanup(func() {
+		if out, err := h.proxybench(t, "down"); err != nil {
+			t.Errorf("down: %v\n%s", err, out)
+		}
+	})
+	if err != nil {
+		t.Fatalf("up: %v\n%s", err, out)
+	}
+}
+
+// replaceInFile replaces old by new once in the file at path; a missing old fails the test.
+func replaceInFile(t *testing.T, path, old, new string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.Replace(string(data), old, new, 1)
 	if changed == string(data) {
-		t.Fatalf("nginx.conf.tmpl has no `location / {` to put %q in", directive)
+		t.Fatalf("%s has no %q", path, old)
 	}
-	if err := os.WriteFile(conf, []byte(changed), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(changed), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -46,8 +46,8 @@ func TestBrokenTargetsDoNotStopTheRest(t *testing.T) {
 
 	proxies := t.TempDir()
 	copyHelpers(t, filepath.Join(h.root, "proxies"), proxies)
-	h.copyNginx(t, proxies, good, "")
-	h.copyNginx(t, proxies, unverified, "return 200 'short';")
+	h.copyNginx(t, proxies, nginxVariant{name: good})
+	h.copyNginx(t, proxies, nginxVariant{unverified, [][2]string{inLocation("return 200 'short';")}})
 	writeFile(t, filepath.Join(proxies, noinstall, "target.json"), `{
   "config": "none.tmpl",
   "command": ["proxybench-test-noinstall"],

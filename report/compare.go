@@ -59,24 +59,28 @@ func Compare(a, b *Bench) []Change {
 		}
 	}
 	type ekey struct{ target, proto string }
-	eseen := map[ekey]bool{}
-	findEq := func(bb *Bench, t, p string) *EqualLoadCell {
+	// equal-load: every run of a target and protocol (RUNS of them) is compared as one cell
+	runsOf := func(bb *Bench) (map[ekey][]*EqualLoadCell, []ekey) {
+		m := map[ekey][]*EqualLoadCell{}
+		var order []ekey
 		for i := range bb.EqualLoad {
-			if bb.EqualLoad[i].Target == t && bb.EqualLoad[i].Proto == p {
-				return &bb.EqualLoad[i]
+			e := &bb.EqualLoad[i]
+			k := ekey{e.Target, e.Proto}
+			if m[k] == nil {
+				order = append(order, k)
 			}
+			m[k] = append(m[k], e)
 		}
-		return nil
+		return m, order
 	}
-	for i := range a.EqualLoad {
-		ea := &a.EqualLoad[i]
-		eseen[ekey{ea.Target, ea.Proto}] = true
-		out = append(out, compareEqual(ea, findEq(b, ea.Target, ea.Proto)))
+	ea, aOrder := runsOf(a)
+	eb, bOrder := runsOf(b)
+	for _, k := range aOrder {
+		out = append(out, compareEqual(ea[k], eb[k]))
 	}
-	for i := range b.EqualLoad {
-		eb := &b.EqualLoad[i]
-		if !eseen[ekey{eb.Target, eb.Proto}] {
-			out = append(out, compareEqual(nil, eb))
+	for _, k := range bOrder {
+		if ea[k] == nil {
+			out = append(out, compareEqual(nil, eb[k]))
 		}
 	}
 	return out
@@ -129,28 +133,34 @@ func compareCells(a, b *Cell) Change {
 	return ch
 }
 
-func compareEqual(a, b *EqualLoadCell) Change {
+// compareEqual compares one target's equal-load runs in A with those in B on p99, over the
+// runs that were valid and sustained the offered rate (a target behind its load has no p99 to
+// compare).
+func compareEqual(a, b []*EqualLoadCell) Change {
 	ch := Change{Scenario: "equal-load", Metric: "p99 ms"}
-	one := func(e *EqualLoadCell) runner.Summary {
-		if e == nil || !e.Valid {
-			return runner.Summary{}
+	summary := func(es []*EqualLoadCell) runner.Summary {
+		var p99 []float64
+		for _, e := range es {
+			if e.Valid && e.Overload == "" {
+				p99 = append(p99, e.P99)
+			}
 		}
-		return runner.Summarize([]float64{e.P99})
+		return runner.Summarize(p99)
 	}
 	ref := a
 	if ref == nil {
 		ref = b
 	}
-	ch.Target, ch.Proto = ref.Target, ref.Proto
-	ch.A, ch.B = one(a), one(b)
+	ch.Target, ch.Proto = ref[0].Target, ref[0].Proto
+	ch.A, ch.B = summary(a), summary(b)
 	switch {
 	case a == nil:
 		ch.Note = "only in B"
 	case b == nil:
 		ch.Note = "only in A"
-	case a.RateRPS != b.RateRPS:
+	case a[0].RateRPS != b[0].RateRPS:
 		decide(&ch)
-		ch.Note = fmt.Sprintf("different offered load (%s vs %s req/s)", fmtInt(a.RateRPS), fmtInt(b.RateRPS))
+		ch.Note = fmt.Sprintf("different offered load (%s vs %s req/s)", fmtInt(a[0].RateRPS), fmtInt(b[0].RateRPS))
 	default:
 		decide(&ch)
 	}

@@ -14,8 +14,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,8 +50,10 @@ type Bench struct {
 }
 
 // Cell is one scenario against one target over one protocol, over its repeated runs.
-// Summaries, VsDirect and Resources come from the valid runs only; invalid runs are kept in
-// Runs and listed in Invalid, never averaged in.
+// Summaries and Resources come from the valid runs only; invalid runs are kept in Runs and
+// listed in Invalid, never averaged in. One invalid run makes the whole cell invalid: a
+// median of the runs that happened to pass would flatter a target that fails now and then,
+// so such a cell gets no rank, no chart bar and no VsDirect, and its valid runs stay listed.
 type Cell struct {
 	Scenario string `json:"scenario"`
 	Target   string `json:"target"`
@@ -61,12 +65,15 @@ type Cell struct {
 	RPS runner.Summary `json:"rps"`    // req/s over the valid runs (throughput cells)
 	P50 runner.Summary `json:"p50_ms"` // latency p50 over the valid runs
 	P99 runner.Summary `json:"p99_ms"`
+	// UpstreamPer1k is the connections the upstream accepted per 1 000 requests, over the valid
+	// runs that recorded it: near 0 in a reused cell whose proxy keeps its upstream pool.
+	UpstreamPer1k runner.Summary `json:"upstream_conns_per_1k"`
 	// VsDirect is this cell's median req/s over direct's for the same scenario and protocol
 	// (1 for direct itself); nil when either has no valid run or no rate.
 	VsDirect  *float64          `json:"vs_direct,omitempty"`
 	Resources *runner.Resources `json:"resources,omitempty"` // mean over the valid runs that have one
 
-	Valid   bool     `json:"valid"`   // at least one valid run
+	Valid   bool     `json:"valid"`   // every run valid (at least one)
 	Invalid []string `json:"invalid"` // one reason per invalid run, "run 2: …"
 	// NoProto says the cell was not run because its target lacks the protocol ("no h3"):
 	// neither valid nor invalid.
@@ -89,6 +96,8 @@ type Run struct {
 	TTFBP50   float64                 `json:"ttfb_p50_ms"`
 	Extra     map[string]runner.Stats `json:"extra"`
 	Resources *runner.Resources       `json:"resources,omitempty"`
+	// UpstreamConns is what the upstream accepted during the run (runner.UpstreamConns).
+	UpstreamConns *runner.UpstreamConns `json:"upstream_conns,omitempty"`
 	// Dashboard is k6's web dashboard HTML export of this run (K6_WEB_DASHBOARD_EXPORT),
 	// relative to the bench's folder, when one was made.
 	Dashboard string `json:"dashboard,omitempty"`
@@ -96,14 +105,18 @@ type Run struct {
 
 // EqualLoadCell is one target at the equal offered load (open model, constant arrival rate).
 type EqualLoadCell struct {
-	Target   string   `json:"target"`
-	Proto    string   `json:"proto"`
-	RateRPS  float64  `json:"rate_rps"`
-	Requests float64  `json:"requests"`
-	P50      float64  `json:"p50_ms"`
-	P99      float64  `json:"p99_ms"`
-	P999     float64  `json:"p999_ms"`
-	Dropped  float64  `json:"dropped"` // dropped iterations: any makes the cell invalid
+	Target   string  `json:"target"`
+	Proto    string  `json:"proto"`
+	RateRPS  float64 `json:"rate_rps"`
+	Requests float64 `json:"requests"`
+	P50      float64 `json:"p50_ms"`
+	P99      float64 `json:"p99_ms"`
+	P999     float64 `json:"p999_ms"`
+	Dropped  float64 `json:"dropped"` // dropped iterations: the target could not keep up
+	// Overload says the target could not sustain the rate (dropped iterations): a result of
+	// the cell, shown as such, not a reason it is invalid.
+	Overload string   `json:"overload,omitempty"`
+	Run      int      `json:"run,omitempty"` // 1, 2, … when the pass ran more than once
 	Valid    bool     `json:"valid"`
 	Invalid  []string `json:"invalid"`
 	File     string   `json:"file,omitempty"`
@@ -200,7 +213,7 @@ func (b *Bench) add(file string, rf *runFile, res *runner.Resources) {
 		File: file, Valid: r.Valid && r.Err == "", Invalid: append([]string{}, r.Invalid...),
 		RPS: r.RPS, Requests: r.Requests, Failed: r.FailedRequests, DurationS: r.DurationS,
 		P50: r.Latency.P50, P95: r.Latency.P95, P99: r.Latency.P99, TTFBP50: r.TTFB.P50,
-		Extra: r.Extra, Resources: res, Dashboard: rf.Dashboard,
+		Extra: r.Extra, Resources: res, Dashboard: rf.Dashboard, UpstreamConns: r.UpstreamConns,
 	}
 	if r.Err != "" {
 		run.Invalid = append(run.Invalid, r.Err)
@@ -272,16 +285,16 @@ func (b *Bench) Finish() {
 	}
 	for i := range b.EqualLoad {
 		e := &b.EqualLoad[i]
-		if e.Dropped > 0 && e.Valid {
-			e.Valid = false
-			e.Invalid = append(e.Invalid, fmt.Sprintf("%.0f iterations dropped", e.Dropped))
+		if e.Dropped > 0 && e.Overload == "" {
+			// a result from before equal-load said so itself
+			e.Overload = fmt.Sprintf("could not sustain %.0f req/s: %.0f iterations dropped", e.RateRPS, e.Dropped)
 		}
 	}
 	b.sort()
 }
 
 func finishCell(c *Cell) {
-	var rps, p50, p99 []float64
+	var rps, p50, p99, per1k []float64
 	var res []*runner.Resources
 	c.Invalid = nil
 	for i, r := range c.Runs {
@@ -298,12 +311,16 @@ func finishCell(c *Cell) {
 		}
 		p50 = append(p50, r.P50)
 		p99 = append(p99, r.P99)
+		if r.UpstreamConns != nil {
+			per1k = append(per1k, r.UpstreamConns.Per1k)
+		}
 		if r.Resources != nil {
 			res = append(res, r.Resources)
 		}
 	}
 	c.RPS, c.P50, c.P99 = runner.Summarize(rps), runner.Summarize(p50), runner.Summarize(p99)
-	c.Valid = c.NoProto == "" && c.P50.N > 0
+	c.UpstreamPer1k = runner.Summarize(per1k)
+	c.Valid = c.NoProto == "" && c.P50.N > 0 && len(c.Invalid) == 0
 	c.Resources = MeanResources(res)
 }
 
@@ -342,6 +359,10 @@ func MeanResources(rs []*runner.Resources) *runner.Resources {
 		m.TargetProcs = max(m.TargetProcs, r.TargetProcs)
 		m.ClientCPUs = max(m.ClientCPUs, r.ClientCPUs)
 		m.ClientBound = m.ClientBound || r.ClientBound
+		m.MachineCPUSeconds += r.MachineCPUSeconds / n
+		m.OtherCPUSeconds += r.OtherCPUSeconds / n
+		m.OtherCPUShare = math.Max(m.OtherCPUShare, r.OtherCPUShare)
+		m.OutsideLoad = m.OutsideLoad || r.OutsideLoad
 		m.Samples += r.Samples
 	}
 	return &m
@@ -555,12 +576,25 @@ func loadRun(path string) (*runFile, error) {
 	return rf, nil
 }
 
+// runFileRE matches the repeat number the runner puts in the name of a run's result file
+// after the first (runner.Job.Run).
+var runFileRE = regexp.MustCompile(`\.run(\d+)\.json$`)
+
+// runOf is the repeat number of the run whose result file is file: 1 for the first.
+func runOf(file string) int {
+	if m := runFileRE.FindStringSubmatch(file); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	return 1
+}
+
 func equalLoadCell(file string, rf *runFile) EqualLoadCell {
 	r := rf.Result
 	e := EqualLoadCell{
 		Target: r.Target, Proto: r.Proto, RateRPS: rf.Rate, Requests: r.Requests,
-		P50: r.Latency.P50, P99: r.Latency.P99, P999: rf.P999, Dropped: r.DroppedIterations,
-		Valid: r.Valid && r.Err == "", Invalid: append([]string{}, r.Invalid...), File: file,
+		P50: r.Latency.P50, P99: r.Latency.P99, P999: rf.P999, Dropped: r.DroppedIterations, Overload: r.Overload,
+		Valid: r.Valid && r.Err == "", Invalid: append([]string{}, r.Invalid...), File: file, Run: runOf(file),
 	}
 	if r.Err != "" {
 		e.Invalid = append(e.Invalid, r.Err)

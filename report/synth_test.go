@@ -49,6 +49,12 @@ func synthBench() *Bench {
 				r := &runner.Result{Schema: 1, TestID: "synth-1", Scenario: sc, Target: t, Proto: p, Mode: "reused", Route: "/",
 					Profile: "smoke", DurationS: 10, Requests: v * 10, RPS: rps(v),
 					Latency: runner.Stats{P50: 1000 / v * 3, P95: 1000 / v * 6, P99: 1000 / v * 10}, Valid: true, Invalid: []string{}}
+				// the upstream's connections: the warm-up's 32 for 100 000 requests, but nginx's
+				// h2 pool churns one for about every second request
+				r.UpstreamConns = &runner.UpstreamConns{Opened: 32, Requests: 100000, Per1k: 0.32}
+				if t == "nginx" && p == "h2" {
+					r.UpstreamConns = &runner.UpstreamConns{Opened: 52800, Requests: 100000, Per1k: 528}
+				}
 				if t == "caddy" && p == "h1" && i == 2 {
 					r.Valid, r.Invalid = false, []string{"12 of 45000 checks failed: status is 200"}
 				}

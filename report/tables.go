@@ -250,16 +250,16 @@ func flatten(prefix string, v any, out map[string]string) {
 	}
 }
 
-// validText is a cell's "valid" column: yes, NO, the missing protocol, or how many runs were
-// left out.
+// validText is a cell's "valid" column: yes, NO, the missing protocol, and how many runs
+// made it invalid when some passed.
 func validText(c *Cell) (string, string) {
 	switch {
 	case c.NoProto != "":
 		return c.NoProto, classNoProto
+	case !c.Valid && c.ValidRuns() > 0:
+		return fmt.Sprintf("NO (%d of %d runs invalid)", len(c.Runs)-c.ValidRuns(), len(c.Runs)), classInvalid
 	case !c.Valid:
 		return "NO", classInvalid
-	case c.ValidRuns() < len(c.Runs):
-		return fmt.Sprintf("yes (%d of %d runs excluded)", len(c.Runs)-c.ValidRuns(), len(c.Runs)), ""
 	}
 	return "yes", ""
 }
@@ -277,8 +277,10 @@ func throughputTable(b *Bench, mode string) table {
 			"Mostly handshake and accept-loop cost."
 		t.Head = append(t.Head, "connect p50 ms", "TLS p50 ms")
 	}
-	t.Head = append(t.Head, "valid")
+	t.Head = append(t.Head, "upstream conns /1k req", "valid")
 	t.Empty = "No " + mode + "-connection cells in this bench."
+	t.Notes = append(t.Notes, "upstream conns /1k req: connections the upstream accepted per 1 000 requests sent (warm-up included), median over the valid runs: "+
+		"a proxy's upstream connections (near 0 when its pool keeps them), or for direct the client's own.")
 	for _, c := range cells {
 		v, class := validText(c)
 		if class == "" && c.Target == "direct" {
@@ -287,6 +289,10 @@ func throughputTable(b *Bench, mode string) table {
 		if c.Valid && c.Resources != nil && c.Resources.ClientBound {
 			// Said where the rate is read: this rate is the client's ceiling.
 			v += ", client-bound"
+			class = classBound
+		}
+		if c.Valid && c.Resources != nil && c.Resources.OutsideLoad {
+			v += fmt.Sprintf(", outside load (%.0f%% of the CPU)", c.Resources.OtherCPUShare*100)
 			class = classBound
 		}
 		r := []string{protoName(c.Proto), c.Target}
@@ -298,7 +304,11 @@ func throughputTable(b *Bench, mode string) table {
 		if mode == "fresh" {
 			r = append(r, extraMedian(c, "http_req_connecting"), extraMedian(c, "http_req_tls_handshaking"))
 		}
-		r = append(r, v)
+		up := "—"
+		if c.UpstreamPer1k.N > 0 {
+			up = strconv.FormatFloat(c.UpstreamPer1k.Median, 'f', 1, 64)
+		}
+		r = append(r, up, v)
 		t.Rows = append(t.Rows, row{Cells: r, Class: class})
 	}
 	if slices.ContainsFunc(cells, func(c *Cell) bool { return c.Proto == "h3" }) {
@@ -576,8 +586,9 @@ func resourcesTable(b *Bench) table {
 func equalLoadTable(b *Bench) table {
 	t := table{
 		ID: "equal-load", Title: "Equal-load latency",
-		Intro: "Open model: every target gets the same constant arrival rate, so latencies compare at the same offered load. A cell with dropped iterations (the target could not keep up) is invalid.",
-		Head:  []string{"protocol", "target", "rate req/s", "requests", "p50 ms", "p99 ms", "p99.9 ms", "dropped", "valid"},
+		Intro: "Open model: every target gets the same constant arrival rate (HTTP/2 and HTTP/3 multiplexed over the reused cells' connections), so latencies compare at the same offered load. " +
+			"A target with dropped iterations could not keep up: its row says so, and its latencies are those of a target behind its load.",
+		Head:  []string{"protocol", "target", "run", "rate req/s", "requests", "p50 ms", "p99 ms", "p99.9 ms", "dropped", "valid"},
 		Empty: "No equal-load pass in this bench.",
 	}
 	cells := append([]EqualLoadCell{}, b.EqualLoad...)
@@ -589,19 +600,29 @@ func equalLoadTable(b *Bench) table {
 		if x, y := protoRank(cells[i].Proto), protoRank(cells[j].Proto); x != y {
 			return x < y
 		}
-		return rank[cells[i].Target] < rank[cells[j].Target]
+		if x, y := rank[cells[i].Target], rank[cells[j].Target]; x != y {
+			return x < y
+		}
+		return cells[i].Run < cells[j].Run
 	})
 	for _, e := range cells {
 		v, class := "yes", ""
-		if !e.Valid {
+		switch {
+		case !e.Valid:
 			v, class = "NO", classInvalid
+		case e.Overload != "":
+			v, class = "yes: could not sustain "+fmtInt(e.RateRPS)+" req/s", classBound
+		}
+		run := "1"
+		if e.Run > 1 {
+			run = strconv.Itoa(e.Run)
 		}
 		p999 := "—"
 		if e.P999 > 0 {
 			p999 = ms(e.P999)
 		}
 		t.Rows = append(t.Rows, row{Class: class, Cells: []string{
-			protoName(e.Proto), e.Target, fmtInt(e.RateRPS), fmtInt(e.Requests), ms(e.P50), ms(e.P99), p999, fmtInt(e.Dropped), v,
+			protoName(e.Proto), e.Target, run, fmtInt(e.RateRPS), fmtInt(e.Requests), ms(e.P50), ms(e.P99), p999, fmtInt(e.Dropped), v,
 		}})
 	}
 	return t

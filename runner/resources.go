@@ -61,6 +61,15 @@ type Resources struct {
 	// that used most of the CPUs itself sets its own pace, saturated or not.)
 	ClientBound bool `json:"client_bound"`
 
+	// MachineCPUSeconds is the CPU every process of the machine used while the sampler ran,
+	// OtherCPUSeconds what of it was neither the target's, the client's nor the upstream's, and
+	// OtherCPUShare that as a share of the machine's CPU time (wall × CPUs). OutsideLoad: above
+	// OutsideLoadShare, the run shared the machine with someone else's work.
+	MachineCPUSeconds float64 `json:"machine_cpu_s,omitempty"`
+	OtherCPUSeconds   float64 `json:"other_cpu_s,omitempty"`
+	OtherCPUShare     float64 `json:"other_cpu_share,omitempty"`
+	OutsideLoad       bool    `json:"outside_load,omitempty"`
+
 	Samples int `json:"samples"`
 }
 
@@ -174,6 +183,7 @@ type Sampler struct {
 	stop    chan struct{}
 	done    chan struct{}
 	stopped *Resources
+	outside outsideMeter
 }
 
 // tree is the accounting of one process tree.
@@ -222,6 +232,17 @@ func startSampler(targetPID, clientPID int, interval time.Duration) (*Sampler, e
 	s.sample(true, false)
 	go s.loop(interval)
 	return s, nil
+}
+
+// CountOutside measures, from now to Stop, the CPU the machine used beyond the target's, the
+// client's and the upstream's (upstreamPID; 0 when the target is the upstream).
+func (s *Sampler) CountOutside(upstreamPID int) {
+	if upstreamPID == s.target.root {
+		upstreamPID = 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.outside = startOutside(upstreamPID)
 }
 
 // SetClient starts following the client (k6) from now on; call it right after the client
@@ -332,6 +353,7 @@ func (s *Sampler) Stop() Resources {
 			r.ClientCPUSeconds = *s.clientExact
 		}
 	}
+	s.outside.finish(&r)
 	s.stopped = &r
 	return r
 }

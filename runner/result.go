@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+
+	"github.com/proxybench/proxybench/stack"
 )
 
 // Stats are a trend's figures, in milliseconds.
@@ -38,11 +40,17 @@ type Result struct {
 	ProtosSeen        map[string]float64              `json:"protos_seen"`
 	DroppedIterations float64                         `json:"dropped_iterations"`
 	NewConnections    *float64                        `json:"new_connections,omitempty"`
+	LateRequests      *float64                        `json:"late_requests,omitempty"`  // reused: answered after DURATION, not in RPS
+	UpstreamConns     *UpstreamConns                  `json:"upstream_conns,omitempty"` // written by the runner
+	TLS               *stack.Negotiated               `json:"tls,omitempty"`            // written by the runner: as verified at up
 	Latency           Stats                           `json:"latency_ms"`
 	TTFB              Stats                           `json:"ttfb_ms"`
 	Extra             map[string]Stats                `json:"extra"`
-	Valid             bool                            `json:"valid"`
-	Invalid           []string                        `json:"invalid"`
+	// Overload is set by equal-load on a target that could not sustain the offered rate
+	// (dropped iterations): a result, not a reason the run is invalid.
+	Overload string   `json:"overload,omitempty"`
+	Valid    bool     `json:"valid"`
+	Invalid  []string `json:"invalid"`
 
 	// Skipped ("no h3") is set, with SkipReason, on a cell that was not run because its target
 	// does not serve the protocol: not measured, so not valid, and not invalid either (Invalid

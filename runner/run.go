@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/proxybench/proxybench/stack"
 )
 
 // thresholdsFailed is k6's exit code when a threshold fails: the run happened and wrote its
@@ -29,8 +31,16 @@ type Runner struct {
 	// CPUs that gives k6, which its CPU use is measured against. Both unset: unpinned.
 	ClientPrefix []string
 	ClientCPUs   []int
-	Stdout       io.Writer
-	Stderr       io.Writer
+	// UpstreamAddr (host:port of the upstream's cleartext listener) has every run record the
+	// connections the upstream accepted during it (UpstreamConns); empty: not recorded.
+	UpstreamAddr string
+	// UpstreamPID is the upstream's pid: its CPU is the run's own, not outside load (Resources).
+	UpstreamPID int
+	// Negotiated is what each target's TLS protocols negotiated when the stack verified them
+	// (stack.Running.TLS): every run over TLS records its target's in its result.
+	Negotiated map[string]map[stack.Protocol]*stack.Negotiated
+	Stdout     io.Writer
+	Stderr     io.Writer
 }
 
 // Job is one cell: a scenario against one target, and for probes the protocol.
@@ -136,8 +146,11 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 	if targetPID > 0 {
 		if sampler, err = StartSampler(targetPID, 0); err != nil {
 			fmt.Fprintf(r.Stderr, "warning: %s %s: no resource figures: %v\n", j.Scenario, j.Target, err)
+		} else {
+			sampler.CountOutside(r.UpstreamPID)
 		}
 	}
+	upstream := r.countUpstream(ctx)
 	runErr := cmd.Start()
 	if runErr == nil {
 		if sampler != nil {
@@ -158,6 +171,7 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 	if runErr != nil && !(errors.As(runErr, &exit) && exit.ExitCode() == thresholdsFailed) {
 		if got, err := LoadResult(summary); err == nil {
 			got.Err = fmt.Sprintf("k6 exited: %v", runErr)
+			r.annotate(got, j, summary, upstream)
 			return got, res
 		}
 		return fail(fmt.Errorf("k6 run %s (target %s): %w", j.Scenario, j.Target, runErr)), nil
@@ -166,5 +180,30 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 	if err != nil {
 		return fail(fmt.Errorf("k6 run %s (target %s) wrote no result: %w", j.Scenario, j.Target, err)), nil
 	}
+	r.annotate(got, j, summary, upstream)
 	return got, res
+}
+
+// annotate adds to a run's result, and to its result file, what the runner knows of it and
+// k6 does not: the connections the upstream accepted during it, and the TLS its target
+// negotiated when the stack verified it.
+func (r *Runner) annotate(got *Result, j Job, summary string, upstream func(float64) *UpstreamConns) {
+	add := map[string]any{}
+	if n := r.Negotiated[j.Target][stack.Protocol(Requires(j))]; n != nil {
+		got.TLS = n
+		add["tls"] = n
+	}
+	if upstream != nil {
+		if n, err := AllRequests(summary); err == nil {
+			if got.UpstreamConns = upstream(n); got.UpstreamConns != nil {
+				add["upstream_conns"] = got.UpstreamConns
+			}
+		}
+	}
+	if len(add) == 0 {
+		return
+	}
+	if err := addToFile(summary, add); err != nil {
+		fmt.Fprintf(r.Stderr, "warning: %s: %v\n", summary, err)
+	}
 }

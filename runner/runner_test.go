@@ -56,7 +56,8 @@ func TestPrintTable(t *testing.T) {
 	n, rps := 2000.0, 4000.0
 	results := []*Result{
 		{Schema: 1, Target: "direct", Requests: 2000, RPS: &rps, NewConnections: &n, Latency: Stats{P50: 1.5, P95: 3, P99: 150},
-			ProtosSeen: map[string]float64{"HTTP/2.0": 2000}, Valid: true},
+			ProtosSeen: map[string]float64{"HTTP/2.0": 2000}, Valid: true,
+			UpstreamConns: &UpstreamConns{Opened: 2001, Requests: 2001, Per1k: 1000}},
 		{Schema: 1, Target: "nginx", Requests: 1990, ProtosSeen: map[string]float64{"HTTP/2.0": 1980, "HTTP/1.1": 10},
 			Valid: false, Invalid: []string{"10 responses over HTTP/1.1"}},
 		{Target: "caddy", Err: "k6 run fresh-h2 (target caddy): exit status 107"},
@@ -65,7 +66,7 @@ func TestPrintTable(t *testing.T) {
 	PrintTable(&buf, "fresh-h2", results)
 	out := buf.String()
 	for _, want := range []string{
-		"== fresh-h2", "new conns", "4000", "1.50", "150", "HTTP/2.0",
+		"== fresh-h2", "new conns", "upstream conns/1k req", "1000.0", "4000", "1.50", "150", "HTTP/2.0",
 		"HTTP/1.1×10 HTTP/2.0×1980", "invalid: nginx : 10 responses over HTTP/1.1",
 		"ERROR", "caddy: k6 run fresh-h2 (target caddy): exit status 107",
 	} {

@@ -13,14 +13,18 @@ import (
 func PrintTable(w io.Writer, title string, results []*Result) {
 	fmt.Fprintf(w, "\n== %s\n", title)
 	extras := extraKeys(results)
-	fresh := false
+	fresh, upstream := false, false
 	for _, r := range results {
 		fresh = fresh || r.NewConnections != nil
+		upstream = upstream || r.UpstreamConns != nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := []string{"target", "proto", "reqs", "req/s", "p50 ms", "p95 ms", "p99 ms", "failed", "checks ✗"}
 	if fresh {
 		head = append(head, "new conns")
+	}
+	if upstream {
+		head = append(head, "upstream conns/1k req")
 	}
 	for _, k := range extras {
 		head = append(head, strings.TrimPrefix(k, "http_req_")+" p50")
@@ -36,6 +40,9 @@ func PrintTable(w io.Writer, title string, results []*Result) {
 			if fresh {
 				row = append(row, "-")
 			}
+			if upstream {
+				row = append(row, "-")
+			}
 			for range extras {
 				row = append(row, "-")
 			}
@@ -47,6 +54,9 @@ func PrintTable(w io.Writer, title string, results []*Result) {
 		if r.Err != "" && r.Schema == 0 {
 			row := []string{r.Target, proto, "-", "-", "-", "-", "-", "-", "-"}
 			if fresh {
+				row = append(row, "-")
+			}
+			if upstream {
 				row = append(row, "-")
 			}
 			for range extras {
@@ -69,6 +79,13 @@ func PrintTable(w io.Writer, title string, results []*Result) {
 				n = fmt.Sprintf("%.0f", *r.NewConnections)
 			}
 			row = append(row, n)
+		}
+		if upstream {
+			u := "-"
+			if r.UpstreamConns != nil {
+				u = fmt.Sprintf("%.1f", r.UpstreamConns.Per1k)
+			}
+			row = append(row, u)
 		}
 		for _, k := range extras {
 			if s, ok := r.Extra[k]; ok {

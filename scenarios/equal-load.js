@@ -4,14 +4,22 @@
 // h3; h3 through k6/x/http3; h1 needs GODEBUG=http2client=0). The runner sets RATE to half the
 // slowest valid target's median reused req/s, so every target is measured below its limit and
 // the percentiles (p50, p99, p99.9) compare like with like. Every response is checked: 200,
-// 4096 bytes, PROTO. A dropped iteration (no VU free to start a request on time) makes the run
-// invalid: the offered load was not the one asked for.
+// 4096 bytes, PROTO.
+//
+// h2 and h3 are multiplexed as in the reused cells: CONNECTIONS VUs, each one connection, and
+// every iteration one batch of STREAMS requests on it, started RATE/STREAMS times a second.
+// h1 and h1c have one request in flight per connection, so a VU per request in flight.
+//
+// A target that cannot keep up shows it as dropped iterations (no VU free to start a request
+// on time): that is a result — "could not sustain RATE req/s" — not an invalid run. A run whose
+// connections were not kept alive (more opened than VUs) is invalid, as in the reused cells.
+import exec from 'k6/execution';
 import { checkRoot, probeTarget, requestParams, ROOT_BYTES } from './lib/checks.js';
 import { client } from './lib/client.js';
 import { loadConfig, positiveInt } from './lib/config.js';
-import { reusedOptions, sel, TREND_STATS } from './lib/options.js';
+import { reuseAllowed, reusedOptions, sel, TREND_STATS } from './lib/options.js';
 import { assertOutput, outputPath, planOutput } from './lib/output.js';
-import { buildResult } from './lib/summary.js';
+import { buildResult, reuseBroken } from './lib/summary.js';
 import { formatText } from './lib/text.js';
 
 const cfg = loadConfig({ scenario: 'equal-load', mode: 'probe', route: '/' });
@@ -24,24 +32,30 @@ function ms(s) {
   return `${Math.round(s * 1000)}ms`;
 }
 
-// One VU per in-flight request. In an open model a VU is busy for as long as its request takes,
-// so the pool must outlast a stall, not only the average: on a shared 2-CPU machine the whole
-// box pauses for tens of ms (a GC in k6 or a proxy, the scheduler), and when every VU is busy at
-// that moment k6 drops the iteration and the run is invalid. So there are enough VUs made before
-// the test to keep starting requests through a 100 ms stall at RATE (and never fewer than the
-// reused scenario had in flight, nor 64), up to 1000; twice that may be added if needed.
-const inFlight = cfg.connections * (cfg.proto.mux ? cfg.streams : 1);
-const preVUs = Math.min(Math.max(inFlight, 64, Math.ceil(cfg.rate / 10)), 1000);
+// h1/h1c: one VU per in-flight request. In an open model a VU is busy for as long as its request
+// takes, so the pool must outlast a stall, not only the average: on a shared 2-CPU machine the
+// whole box pauses for tens of ms (a GC in k6 or a proxy, the scheduler), and when every VU is
+// busy at that moment k6 drops the iteration. So there are enough VUs made before the test to
+// keep starting requests through a 100 ms stall at RATE (and never fewer than the reused
+// scenario had in flight, nor 64), up to 1000; twice that may be added if needed.
+// h2/h3: the reused cell's connections, no more: each VU is one connection carrying a batch.
+const mux = cfg.proto.mux;
+const perIteration = mux ? cfg.streams : 1;
+const preVUs = mux ? cfg.connections : Math.min(Math.max(cfg.connections, 64, Math.ceil(cfg.rate / 10)), 1000);
+const maxVUs = mux ? cfg.connections : preVUs * 2;
+const batch = Array.from({ length: cfg.streams }, () => ['GET', cfg.url, null, params]);
 
 function arrival(duration, startTime) {
   return {
     executor: 'constant-arrival-rate',
+    // RATE requests a second: RATE iterations per second, or for h2/h3 RATE batches of STREAMS
+    // requests per STREAMS seconds
     rate: cfg.rate,
-    timeUnit: '1s',
+    timeUnit: `${perIteration}s`,
     duration: ms(duration),
     startTime: ms(startTime),
     preAllocatedVUs: preVUs,
-    maxVUs: preVUs * 2,
+    maxVUs,
     tags: { route: cfg.route },
   };
 }
@@ -49,8 +63,10 @@ function arrival(duration, startTime) {
 export const options = (() => {
   const o = reusedOptions(cfg);
   o.summaryTrendStats = [...TREND_STATS, 'p(99.9)'];
-  delete o.batch;
-  delete o.batchPerHost;
+  if (!mux) {
+    delete o.batch;
+    delete o.batchPerHost;
+  }
   const scenarios = {};
   let start = 0;
   if (cfg.warmupS > 0) {
@@ -59,10 +75,14 @@ export const options = (() => {
   }
   scenarios[cfg.k6Scenario] = arrival(cfg.durationS, start);
   o.scenarios = scenarios;
-  // Dropped iterations count in the measured window only: the warm-up is where the VUs open
-  // their connections (a burst of handshakes), which is what it is there for.
+  // Dropped iterations count in the measured window only (the warm-up is where the VUs open
+  // their connections, a burst of handshakes), and they are the result, not a failure: no
+  // threshold on them.
   delete o.thresholds.dropped_iterations;
-  o.thresholds[`dropped_iterations${sel(cfg)}`] = ['count==0'];
+  o.thresholds[`dropped_iterations${sel(cfg)}`] = ['count>=0'];
+  o.thresholds['new_connections{scenario:warmup}'] = ['count>=0'];
+  o.thresholds.new_connections = [`count<=${reuseAllowed(maxVUs)}`];
+  o.thresholds.vus_max = ['value>=0'];
   return o;
 })();
 
@@ -71,8 +91,20 @@ export function setup() {
   return { probed: probeTarget(cfg, { expectBytes: ROOT_BYTES }) };
 }
 
+const http = client(cfg);
+
 export default function () {
-  checkRoot(client(cfg).get(cfg.url, params), cfg);
+  if (!mux) {
+    checkRoot(http.get(cfg.url, params), cfg);
+    return;
+  }
+  if (cfg.proto.name === 'h2' && exec.vu.iterationInInstance === 0) {
+    // as reused-h2: one request opens the VU's connection before a batch would race STREAMS dials
+    checkRoot(http.get(cfg.url, params), cfg);
+  }
+  for (const res of http.batch(batch)) {
+    checkRoot(res, cfg);
+  }
 }
 
 function round(x) {
@@ -87,7 +119,16 @@ export function handleSummary(data) {
   result.dropped_iterations = dropped;
   if (data.setup_data && data.setup_data.probed) {
     result.invalid = result.invalid.filter((why) => !/ iterations dropped$/.test(why));
-    if (dropped > 0) result.invalid.push(`${dropped} iterations dropped`);
+    const vus = data.metrics.vus_max ? data.metrics.vus_max.values.max : maxVUs;
+    const warm = data.metrics['new_connections{scenario:warmup}'];
+    const opened = result.new_connections + (warm ? warm.values.count : 0);
+    const why = reuseBroken(vus, opened, result.requests);
+    if (why) result.invalid.push(why);
+  }
+  if (dropped > 0) {
+    result.overload =
+      `could not sustain ${cfg.rate} req/s: ${dropped * perIteration} of ` +
+      `${result.requests + dropped * perIteration} requests not started on time (every VU busy)`;
   }
   if (warmupDropped > 0) result.warmup_dropped_iterations = warmupDropped;
   result.valid = result.invalid.length === 0;
@@ -107,8 +148,10 @@ export function handleSummary(data) {
     warmup: cfg.warmup,
     connections: cfg.connections,
   };
+  if (mux) result.config.streams = cfg.streams;
   const path = outputPath(out, cfg, result.testid);
-  const shape = `mode equal-load: ${cfg.rate} req/s offered (constant arrival rate), ${preVUs} to ${preVUs * 2} VUs`;
+  const vuText = mux ? `${cfg.connections} connections × ${cfg.streams} streams` : `${preVUs} to ${maxVUs} VUs`;
+  const shape = `mode equal-load: ${cfg.rate} req/s offered (constant arrival rate), ${vuText}`;
   const files = { stdout: formatText(result, path).replace(/mode equal-load: .*/, shape) };
   if (path.path) {
     files[path.path] = `${JSON.stringify(result, null, 2)}\n`;

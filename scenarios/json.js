@@ -1,7 +1,10 @@
 // json: latency of GET /json, a small static JSON document, SAMPLES times on one warm
-// connection over PROTO (h1, h1c, h2 or h3; default h2; h3 through k6/x/http3). setup() learns
-// the document's size from the target; every sample must be that exact size, parse as JSON, and
-// come over PROTO.
+// connection over PROTO (h1, h1c, h2 or h3; default h2; h3 through k6/x/http3), asked for as a
+// browser's fetch() does (lib/probes.js FETCH_HEADERS: Accept-Encoding included). setup() learns
+// the document's size from the target; every sample must be that exact size, parse as JSON,
+// come over PROTO and be uncompressed: k6 decodes a compressed body before the script sees it,
+// so only the Content-Encoding shows that the proxy compressed it (lib/probes.js says why that
+// makes the run invalid).
 import { check } from 'k6';
 import { client } from './lib/client.js';
 import { bodyBytes, bodyText, countConnection, probeTarget, protoOK, requestParams } from './lib/checks.js';
@@ -9,17 +12,20 @@ import { loadConfig } from './lib/config.js';
 import { clockMs, now } from './lib/metrics.js';
 import { probeOptions } from './lib/options.js';
 import { assertOutput, planOutput } from './lib/output.js';
+import { COMPRESSED, FETCH_HEADERS, countCompressed, ruleReasons, ruleThresholds } from './lib/probes.js';
 import { summarize } from './lib/summary.js';
+
+const RULES = [COMPRESSED];
 
 const cfg = loadConfig({ scenario: 'json', mode: 'probe', route: '/json' });
 const out = planOutput(cfg);
-const params = requestParams(cfg);
+const params = requestParams(cfg, { headers: FETCH_HEADERS });
 
-export const options = probeOptions(cfg);
+export const options = ruleThresholds(probeOptions(cfg), cfg, RULES);
 
 export function setup() {
   assertOutput(out);
-  return { probed: probeTarget(cfg) };
+  return { probed: probeTarget(cfg, { params: { headers: FETCH_HEADERS } }) };
 }
 
 function parses(body) {
@@ -36,8 +42,10 @@ export default function (data) {
   clockMs.add(now());
   countConnection(res, cfg);
   const rightProto = protoOK(res, cfg);
+  const encoding = countCompressed(res);
   check(res, {
     'status is 200': (r) => r.status === 200,
+    'not compressed (no Content-Encoding)': () => encoding === '',
     'body is the size setup() saw': (r) => bodyBytes(r.body) === data.probed.bytes,
     'body is a JSON object': (r) => parses(r.body),
     [`proto is ${cfg.proto.expected}`]: () => rightProto,
@@ -45,5 +53,8 @@ export default function (data) {
 }
 
 export function handleSummary(data) {
-  return summarize(data, cfg, out, { expected: cfg.samples });
+  return summarize(data, cfg, out, {
+    expected: cfg.samples,
+    invalid: (d, result) => ruleReasons(d, result, cfg, RULES),
+  });
 }

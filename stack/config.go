@@ -4,10 +4,13 @@ package stack
 
 import (
 	"bytes"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -31,7 +34,128 @@ type Config struct {
 	UploadLimit       int64            `json:"upload_limit_bytes"`
 	Upstream          Ports            `json:"upstream"`
 	Targets           map[string]Ports `json:"targets"`
+	// TLSProfile names the entry of TLSProfiles that every target serves and is verified
+	// against at up; TLS_PROFILE overrides it (UseTLSProfile).
+	TLSProfile  string                `json:"tls_profile"`
+	TLSProfiles map[string]TLSProfile `json:"tls_profiles"`
 }
+
+// TLSProfile is what every target must negotiate with a default Go client (k6), over TCP and
+// QUIC alike, so that a handshake costs the same work whichever target is measured.
+type TLSProfile struct {
+	// Version is the one TLS version: "1.3" (QUIC has no other, and TLS 1.2 would need a
+	// cipher per key type).
+	Version string `json:"version"`
+	// Group is the key exchange, as OpenSSL and BoringSSL spell it (TLSGroups).
+	Group string `json:"group"`
+	// Cipher is the TLS 1.3 cipher suite, IANA's name (Go, OpenSSL and HAProxy spell it so).
+	Cipher string `json:"cipher"`
+	// Resumption must be false: no session tickets, no session cache, so that every fresh
+	// connection is a full handshake on every target.
+	Resumption bool `json:"resumption"`
+}
+
+// TLSGroup is a key exchange a profile may ask for, with each library's name for it.
+type TLSGroup struct {
+	Name    string      // the profile's spelling: OpenSSL's and BoringSSL's (Envoy's) name
+	ID      tls.CurveID // Go's, and what a handshake reports (ConnectionState.CurveID)
+	Caddy   string      // Caddy 2.6's `curves` name; "" where Caddy 2.6 (Go 1.19) lacks it
+	Traefik string      // Traefik's curvePreferences name
+}
+
+// TLSGroups are the groups a profile may name: those a default Go client offers.
+var TLSGroups = []TLSGroup{
+	{Name: "X25519", ID: tls.X25519, Caddy: "x25519", Traefik: "X25519"},
+	{Name: "X25519MLKEM768", ID: tls.X25519MLKEM768, Traefik: "X25519MLKEM768"},
+	{Name: "P-256", ID: tls.CurveP256, Caddy: "secp256r1", Traefik: "CurveP256"},
+	{Name: "P-384", ID: tls.CurveP384, Caddy: "secp384r1", Traefik: "CurveP384"},
+}
+
+// LookupTLSGroup finds a group by the profile's name for it.
+func LookupTLSGroup(name string) (TLSGroup, bool) {
+	i := slices.IndexFunc(TLSGroups, func(g TLSGroup) bool { return g.Name == name })
+	if i < 0 {
+		return TLSGroup{}, false
+	}
+	return TLSGroups[i], true
+}
+
+// GroupName is how a negotiated group is said: the profile's name, or Go's for another.
+func GroupName(id tls.CurveID) string {
+	i := slices.IndexFunc(TLSGroups, func(g TLSGroup) bool { return g.ID == id })
+	if i < 0 {
+		return id.String()
+	}
+	return TLSGroups[i].Name
+}
+
+// tls13Ciphers are the TLS 1.3 cipher suites by name (Go's names are IANA's).
+func tls13Ciphers() map[string]uint16 {
+	out := map[string]uint16{}
+	for _, c := range tls.CipherSuites() {
+		if slices.Equal(c.SupportedVersions, []uint16{tls.VersionTLS13}) {
+			out[c.Name] = c.ID
+		}
+	}
+	return out
+}
+
+// CipherID is the cipher suite's number, and whether it is a TLS 1.3 suite.
+func CipherID(name string) (uint16, bool) {
+	id, ok := tls13Ciphers()[name]
+	return id, ok
+}
+
+
+func (p TLSProfile) validate(field string) error {
+	var errs []error
+	if p.Version != "1.3" {
+		errs = append(errs, fmt.Errorf(`%s.version is %q: the one valid version is "1.3" (QUIC speaks no other)`, field, p.Version))
+	}
+	if _, ok := LookupTLSGroup(p.Group); !ok {
+		names := make([]string, len(TLSGroups))
+		for i, g := range TLSGroups {
+			names[i] = g.Name
+		}
+		errs = append(errs, fmt.Errorf("%s.group is %q: valid groups are %s", field, p.Group, strings.Join(names, ", ")))
+	}
+	if _, ok := CipherID(p.Cipher); !ok {
+		errs = append(errs, fmt.Errorf("%s.cipher is %q: valid TLS 1.3 cipher suites are %s", field, p.Cipher, strings.Join(slices.Sorted(maps.Keys(tls13Ciphers())), ", ")))
+	}
+	if p.Resumption {
+		errs = append(errs, fmt.Errorf("%s.resumption is true: only false is valid (every fresh connection must be a full handshake on every target)", field))
+	}
+	return errors.Join(errs...)
+}
+
+// TLS is the profile in use (tls_profile, or TLS_PROFILE's), with its name.
+func (c *Config) TLS() (string, TLSProfile) {
+	return c.TLSProfile, c.TLSProfiles[c.TLSProfile]
+}
+
+// UseTLSProfile selects another profile of the file (TLS_PROFILE=pq make up): one setting for
+// every target alike.
+func (c *Config) UseTLSProfile(name string) error {
+	if _, ok := c.TLSProfiles[name]; !ok {
+		return fmt.Errorf("TLS profile %q is not in tls_profiles: valid profiles are %s", name, strings.Join(slices.Sorted(maps.Keys(c.TLSProfiles)), ", "))
+	}
+	c.TLSProfile = name
+	return nil
+}
+
+// useTLS makes the profile name, with settings p, the one in use: a running stack's, from its
+// state, even if targets.json has changed it since.
+func (c *Config) useTLS(name string, p TLSProfile) {
+	profiles := make(map[string]TLSProfile, len(c.TLSProfiles)+1)
+	for k, v := range c.TLSProfiles {
+		profiles[k] = v
+	}
+	profiles[name] = p
+	c.TLSProfiles, c.TLSProfile = profiles, name
+}
+
+// TLSProfileEnv names the environment variable that picks another profile than tls_profile.
+const TLSProfileEnv = "TLS_PROFILE"
 
 // LoadConfig reads and validates a targets file. Unknown keys are errors, so a typo never
 // silently falls back to a default.
@@ -68,6 +192,17 @@ func (c *Config) validate() error {
 	}
 	if c.UploadLimit < 1 {
 		errs = append(errs, fmt.Errorf(`"upload_limit_bytes" is %d: it must be at least 1`, c.UploadLimit))
+	}
+	if len(c.TLSProfiles) == 0 {
+		errs = append(errs, errors.New(`"tls_profiles" is empty: define at least one TLS profile (version, group, cipher, resumption)`))
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.TLSProfiles)) {
+		if err := c.TLSProfiles[name].validate("tls_profiles." + name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if _, ok := c.TLSProfiles[c.TLSProfile]; !ok && len(c.TLSProfiles) > 0 {
+		errs = append(errs, fmt.Errorf(`"tls_profile" is %q: valid profiles are %s (tls_profiles)`, c.TLSProfile, strings.Join(slices.Sorted(maps.Keys(c.TLSProfiles)), ", ")))
 	}
 	d, ok := c.Targets[Direct]
 	if !ok {

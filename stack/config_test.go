@@ -20,7 +20,9 @@ func writeFile(t *testing.T, dir, name, body string) string {
 }
 
 const goodConfig = `{"hostname":"bench.test","address":"127.0.0.1","workers":1,"upstream_keepalive":8,
-"upload_limit_bytes":1024,"upstream":{"h1c":9000},
+"upload_limit_bytes":1024,"upstream":{"h1c":9000},"tls_profile":"x25519","tls_profiles":{
+"x25519":{"version":"1.3","group":"X25519","cipher":"TLS_AES_128_GCM_SHA256","resumption":false},
+"pq":{"version":"1.3","group":"X25519MLKEM768","cipher":"TLS_AES_128_GCM_SHA256","resumption":false}},
 "targets":{"direct":{"tls":8440,"h1c":9000},"nginx":{"tls":8441,"h1c":8081},"caddy":{"tls":8442,"h1c":8082}}}`
 
 func TestLoadConfig(t *testing.T) {
@@ -85,6 +87,75 @@ func TestSelect(t *testing.T) {
 		if err != nil || strings.Join(got, ",") != tc.want {
 			t.Errorf("Select(%q) = %v, %v; want %s", tc.spec, got, err, tc.want)
 		}
+	}
+}
+
+// The TLS profile: the one in use must be defined, and each definition must name a version,
+// group and cipher the targets and the probe know, without resumption; errors name the field
+// and say what is valid.
+func TestLoadConfigTLSProfile(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		mutate  func(string) string
+		wantErr string
+	}{
+		{"unknown profile", func(s string) string { return strings.Replace(s, `"tls_profile":"x25519"`, `"tls_profile":"x448"`, 1) },
+			`"tls_profile" is "x448": valid profiles are pq, x25519 (tls_profiles)`},
+		{"no profile", func(s string) string { return strings.Replace(s, `"tls_profile":"x25519",`, ``, 1) },
+			`"tls_profile" is "": valid profiles are pq, x25519`},
+		{"no profiles", func(s string) string {
+			return s[:strings.Index(s, `"tls_profiles"`)] + `"tls_profiles":{},` + s[strings.Index(s, `"targets"`):]
+		}, `"tls_profiles" is empty`},
+		{"unknown group", func(s string) string { return strings.Replace(s, `"group":"X25519"`, `"group":"x25519"`, 1) },
+			`tls_profiles.x25519.group is "x25519": valid groups are X25519, X25519MLKEM768, P-256, P-384`},
+		{"unknown cipher", func(s string) string {
+			return strings.Replace(s, `"cipher":"TLS_AES_128_GCM_SHA256"`, `"cipher":"ECDHE-RSA-AES128-GCM-SHA256"`, 1)
+		}, `tls_profiles.x25519.cipher is "ECDHE-RSA-AES128-GCM-SHA256": valid TLS 1.3 cipher suites are TLS_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384, TLS_CHACHA20_POLY1305_SHA256`},
+		{"TLS 1.2", func(s string) string { return strings.Replace(s, `"version":"1.3"`, `"version":"1.2"`, 1) },
+			`tls_profiles.x25519.version is "1.2": the one valid version is "1.3"`},
+		{"resumption", func(s string) string { return strings.Replace(s, `"resumption":false`, `"resumption":true`, 1) },
+			`tls_profiles.x25519.resumption is true: only false is valid`},
+		{"unknown key", func(s string) string { return strings.Replace(s, `"resumption":false`, `"tickets":false`, 1) },
+			`unknown field "tickets"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := LoadConfig(writeFile(t, t.TempDir(), "targets.json", tc.mutate(goodConfig)))
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("LoadConfig error = %v, want it to contain %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TLS_PROFILE picks another profile of the file for every target; one the file lacks is an
+// error naming the variable and the valid profiles.
+func TestTLSProfileEnv(t *testing.T) {
+	path := writeFile(t, t.TempDir(), "targets.json", goodConfig)
+	for _, tc := range []struct{ env, want, wantErr string }{
+		{"", "x25519", ""},
+		{"pq", "pq", ""},
+		{"x448", "", `TLS_PROFILE=x448: TLS profile "x448" is not in tls_profiles: valid profiles are pq, x25519`},
+	} {
+		t.Run(tc.env, func(t *testing.T) {
+			t.Setenv(TLSProfileEnv, tc.env)
+			s, err := New(Paths{TargetsFile: path}, nil)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("New error = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			name, p := s.Config.TLS()
+			if name != tc.want || p.Group == "" {
+				t.Errorf("TLS profile %q (%+v), want %q", name, p, tc.want)
+			}
+		})
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/template"
 )
@@ -28,7 +29,16 @@ type Definition struct {
 	// IfMissing tells the user how to add it wherever the target shows.
 	Optional  bool   `json:"optional"`
 	IfMissing string `json:"if_missing"`
+	// TLSDifferences lists what the target negotiates against the TLS profile whatever its
+	// config says: protocol → parameter (group, cipher or resumption) → the reason no setting
+	// changes it. The check at `make up` records such a difference instead of refusing the
+	// target, and status, the manifest and the report show it. Anything not listed must match.
+	TLSDifferences map[Protocol]map[string]string `json:"tls_differences"`
 }
+
+// TLSDifferenceParams are the TLS profile's parameters a target definition may list as
+// differences (Definition.TLSDifferences); the version never differs.
+var TLSDifferenceParams = []string{"group", "cipher", "resumption"}
 
 // LoadDefinition reads proxies/<name>/target.json.
 func LoadDefinition(proxiesDir, name string) (*Definition, error) {
@@ -63,6 +73,19 @@ func LoadDefinition(proxiesDir, name string) (*Definition, error) {
 			errs = append(errs, fmt.Errorf(`"protocols": %w`, err))
 		}
 	}
+	for p, params := range d.TLSDifferences {
+		if !slices.Contains(d.Protocols, string(p)) || p == H1C {
+			errs = append(errs, fmt.Errorf(`"tls_differences": %q is not one of the target's TLS protocols`, p))
+		}
+		for param, why := range params {
+			switch {
+			case !slices.Contains(TLSDifferenceParams, param):
+				errs = append(errs, fmt.Errorf(`"tls_differences": %s: %q is not a parameter that may differ (%s)`, p, param, strings.Join(TLSDifferenceParams, ", ")))
+			case strings.TrimSpace(why) == "":
+				errs = append(errs, fmt.Errorf(`"tls_differences": %s: %s: give the reason no setting changes it`, p, param))
+			}
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("target %s: %s: %w", name, path, err)
 	}
@@ -87,6 +110,97 @@ type Vars struct {
 	Workers      int
 	Keepalive    int
 	UploadLimit  int64
+	// QUICRcvBuf is the SO_RCVBUF of a QUIC (UDP) listener, bytes, for every target alike
+	// (the kernel caps it at net.core.rmem_max).
+	QUICRcvBuf int
+	// TLS is the TLS profile every target serves (targets.json tls_profile, or TLS_PROFILE).
+	TLS TLSVars
+}
+
+// QUICReceiveBuffer is every QUIC listener's receive buffer: Envoy's default (208 KiB)
+// overflowed under reused-h3, and quic-go servers raise theirs towards 7 MiB on their own, so
+// every target that can be told gets the same 4 MiB.
+const QUICReceiveBuffer = 4 << 20
+
+// openSSLConfName is the file, in a target's run directory, of TLSVars.OpenSSLConf.
+const openSSLConfName = "openssl.cnf"
+
+// TLSVars are the TLS profile for templates: its settings and each library's spelling of them.
+type TLSVars struct {
+	Profile    string // the profile's name in targets.json
+	Version    string // "1.3"
+	Group      string // key exchange: X25519, X25519MLKEM768, P-256, P-384 (OpenSSL's and BoringSSL's names)
+	Cipher     string // TLS 1.3 cipher suite, IANA's name: TLS_AES_128_GCM_SHA256
+	Resumption bool   // false: no session tickets, no session cache
+
+	OpenSSLVersion string // TLSv1.3: nginx ssl_protocols, HAProxy ssl-min-ver, h2o minimum-version
+	EnvoyVersion   string // TLSv1_3: Envoy tls_params
+	TraefikVersion string // VersionTLS13: Traefik minVersion, maxVersion
+	CaddyVersion   string // tls1.3: Caddy protocol_min, protocol_max
+	// OpenSSLConf is an OpenSSL configuration file the stack writes beside the rendered config
+	// (system_default: the profile's version, group, cipher and no tickets), for a proxy linked
+	// with OpenSSL that has no setting of its own: set OPENSSL_CONF to it in target.json env.
+	OpenSSLConf string
+}
+
+// NewTLSVars spells out the profile named name for templates; openSSLConf is where the
+// stack writes the profile's OpenSSL configuration.
+func NewTLSVars(name string, p TLSProfile, openSSLConf string) TLSVars {
+	v := TLSVars{
+		Profile: name, Version: p.Version, Group: p.Group, Cipher: p.Cipher, Resumption: p.Resumption,
+		OpenSSLConf: openSSLConf,
+	}
+	switch p.Version {
+	case "1.3":
+		v.OpenSSLVersion, v.EnvoyVersion, v.TraefikVersion, v.CaddyVersion = "TLSv1.3", "TLSv1_3", "VersionTLS13", "tls1.3"
+	}
+	return v
+}
+
+// CaddyCurve is the group as Caddy 2.6 names it in curves: x25519, secp256r1, secp384r1. A group
+// it lacks stops the render with an error naming it: Caddy 2.6 would start, take the unknown
+// name as no group at all and fail every handshake, saying nothing of why.
+func (v TLSVars) CaddyCurve() (string, error) {
+	g, ok := LookupTLSGroup(v.Group)
+	if !ok || g.Caddy == "" {
+		return "", fmt.Errorf("TLS group %s: Caddy 2.6 (built with Go 1.19) has no such group", v.Group)
+	}
+	return g.Caddy, nil
+}
+
+// TraefikCurve is the group as Traefik names it in curvePreferences: X25519, X25519MLKEM768,
+// CurveP256, CurveP384; another is an error naming it.
+func (v TLSVars) TraefikCurve() (string, error) {
+	g, ok := LookupTLSGroup(v.Group)
+	if !ok || g.Traefik == "" {
+		return "", fmt.Errorf("TLS group %s: Traefik has no name for it", v.Group)
+	}
+	return g.Traefik, nil
+}
+
+// OpenSSLConfText is the OpenSSL configuration of a profile: every SSL_CTX a program makes gets
+// these settings (system_default) unless the program sets its own.
+func (v TLSVars) OpenSSLConfText() string {
+	tickets := ""
+	if !v.Resumption {
+		// no stateless tickets (NoTicket) and, in TLS 1.3, no stateful ones either
+		tickets = "Options = NoTicket\nNumTickets = 0\n"
+	}
+	return fmt.Sprintf(`# written by proxybench from the TLS profile %q (targets.json tls_profiles)
+openssl_conf = proxybench_init
+
+[proxybench_init]
+ssl_conf = proxybench_ssl
+
+[proxybench_ssl]
+system_default = proxybench_tls
+
+[proxybench_tls]
+MinProtocol = %s
+MaxProtocol = %s
+Groups = %s
+Ciphersuites = %s
+%s`, v.Profile, v.OpenSSLVersion, v.OpenSSLVersion, v.Group, v.Cipher, tickets)
 }
 
 // ConfigFile is where the rendered config lands: the template's name without .tmpl.

@@ -70,11 +70,17 @@ type Stack struct {
 	KeepGoing bool
 }
 
-// New loads the targets file.
+// New loads the targets file; TLS_PROFILE, when set, picks the TLS profile instead of its
+// tls_profile.
 func New(p Paths, out io.Writer) (*Stack, error) {
 	c, err := LoadConfig(p.TargetsFile)
 	if err != nil {
 		return nil, err
+	}
+	if name := os.Getenv(TLSProfileEnv); name != "" {
+		if err := c.UseTLSProfile(name); err != nil {
+			return nil, fmt.Errorf("%s=%s: %w", TLSProfileEnv, name, err)
+		}
 	}
 	return &Stack{Paths: p, Config: c, Out: out, ReadyTimeout: 20 * time.Second}, nil
 }
@@ -85,6 +91,11 @@ type Running struct {
 	Version   string     `json:"version"`
 	Ports     Ports      `json:"ports"`
 	Protocols []Protocol `json:"protocols"`
+	// TLS is what each TLS protocol (h1, h2, h3) negotiated when the target was verified.
+	TLS map[Protocol]*Negotiated `json:"tls,omitempty"`
+	// TLSDifferences are the target definition's: what it negotiates against the profile
+	// whatever its config says, with why (Definition.TLSDifferences).
+	TLSDifferences map[Protocol]map[string]string `json:"tls_differences,omitempty"`
 }
 
 // State is run/state.json: what is up, so that down stops exactly that.
@@ -93,8 +104,13 @@ type State struct {
 	// Engine is empty for a stack `make up` started, EngineCompose for one Attach adopted.
 	Engine string `json:"engine,omitempty"`
 	// Pin is the CPU layout the stack was started with; nil: none.
-	Pin     *Pinning            `json:"pinning,omitempty"`
-	Targets map[string]*Running `json:"targets"`
+	Pin *Pinning `json:"pinning,omitempty"`
+	// TLSProfile is the TLS profile every target was verified against at start, and TLS its
+	// settings then: what status checks and a restart renders, whatever targets.json or
+	// TLS_PROFILE say now. Empty for a stack compose started.
+	TLSProfile string              `json:"tls_profile,omitempty"`
+	TLS        *TLSProfile         `json:"tls,omitempty"`
+	Targets    map[string]*Running `json:"targets"`
 	// Missing are the targets asked for that are not up, with why (Label: "not installed: how
 	// to add it", "install failed: …", "not verified: …"): every table shows them as such
 	// instead of leaving them out.
@@ -161,7 +177,10 @@ func (s *Stack) vars(name string, certs Certs, runDir string, def *Definition) V
 		Workers:      s.Config.Workers,
 		Keepalive:    s.Config.UpstreamKeepalive,
 		UploadLimit:  s.Config.UploadLimit,
+		QUICRcvBuf:   QUICReceiveBuffer,
 	}
+	profile, tlsProfile := s.Config.TLS()
+	v.TLS = NewTLSVars(profile, tlsProfile, filepath.Join(runDir, openSSLConfName))
 	if def != nil {
 		v.ConfigFile = def.ConfigFile(runDir)
 	}
@@ -218,6 +237,9 @@ func (s *Stack) Up(ctx context.Context, names []string) (err error) {
 	}
 
 	st := &State{Started: time.Now(), Targets: map[string]*Running{}, Missing: missing, Pin: s.Pin}
+	profile, tlsProfile := s.Config.TLS()
+	st.TLSProfile, st.TLS = profile, &tlsProfile
+	s.logf("TLS profile %s: TLS %s, %s, %s, %s", profile, tlsProfile.Version, tlsProfile.Group, tlsProfile.Cipher, resumptionWord(tlsProfile.Resumption))
 	defer func() {
 		if err != nil {
 			s.stopAll(st)
@@ -271,6 +293,10 @@ func (s *Stack) Restart(ctx context.Context, name string) (*Running, error) {
 		return nil, fmt.Errorf("target %s was started by docker compose: restart it with `docker compose restart %s`", name, name)
 	case !ok:
 		return nil, fmt.Errorf("target %s is not up", name)
+	}
+	if st.TLS != nil {
+		// as the rest of the stack was started and verified
+		s.Config.useTLS(st.TLSProfile, *st.TLS)
 	}
 	defs, err := s.Definitions([]string{name})
 	if err != nil {
@@ -357,18 +383,28 @@ func (s *Stack) command(name string, def *Definition, certs Certs) (*command, er
 	}
 	p := s.Config.Targets[name]
 	if name == Direct {
+		_, profile := s.Config.TLS()
 		argv := []string{
 			s.UpstreamBin(),
 			"-h1c", net.JoinHostPort(s.Config.Address, strconv.Itoa(p.H1C)),
 			"-tls", net.JoinHostPort(s.Config.Address, strconv.Itoa(p.TLS)),
 			"-cert", certs.CertFile, "-key", certs.KeyFile,
 			"-upload-limit", strconv.FormatInt(s.Config.UploadLimit, 10),
+			// the TLS profile; its cipher is Go's own choice (no setting), verified at start
+			"-tls-min-version", profile.Version,
+			"-tls-group", profile.Group,
+			"-tls-tickets=" + strconv.FormatBool(profile.Resumption),
+			"-udp-rcvbuf", strconv.Itoa(QUICReceiveBuffer),
 		}
 		r := &Running{Ports: p, Protocols: s.protocols(Direct, nil), Version: upstreamVersion(s.UpstreamBin())}
 		return &command{argv: argv, env: os.Environ(), dir: dir, running: r}, nil
 	}
 	v := s.vars(name, certs, dir, def)
 	if err := def.Render(v); err != nil {
+		return nil, err
+	}
+	// for a proxy that takes the profile from OpenSSL's configuration (OPENSSL_CONF)
+	if err := os.WriteFile(v.TLS.OpenSSLConf, []byte(v.TLS.OpenSSLConfText()), 0o644); err != nil {
 		return nil, err
 	}
 	argv, err := def.Argv(v, s.CacheBin())
@@ -379,7 +415,7 @@ func (s *Stack) command(name string, def *Definition, certs Certs) (*command, er
 	if err != nil {
 		return nil, err
 	}
-	r := &Running{Ports: p, Protocols: s.protocols(name, def), Version: s.Version(def, v)}
+	r := &Running{Ports: p, Protocols: s.protocols(name, def), Version: s.Version(def, v), TLSDifferences: def.TLSDifferences}
 	return &command{argv: argv, env: env, dir: dir, running: r}, nil
 }
 
@@ -406,15 +442,76 @@ func (s *Stack) start(ctx context.Context, name string, r *Running, argv, env []
 	}
 	r.Process = *p
 	t0 := time.Now()
-	if err := s.waitReady(ctx, name, r, prober); err != nil {
+	err = s.waitReady(ctx, name, r, prober)
+	if err == nil {
+		err = s.verifyTLS(ctx, name, r, prober)
+	}
+	if err != nil {
 		// Not up means not left running either: Up only stops what made it into the state.
 		if stopErr := r.Stop(10 * time.Second); stopErr != nil {
 			err = errors.Join(err, stopErr)
 		}
 		return err
 	}
-	s.logf("%-8s up   pid %-7d %-22s ready in %v", name, r.PID, r.Version, time.Since(t0).Round(time.Millisecond))
+	s.logf("%-8s up   pid %-7d %-22s ready in %v%s", name, r.PID, r.Version, time.Since(t0).Round(time.Millisecond), tlsSummary(r.TLS))
 	return nil
+}
+
+// tlsTimeout bounds one protocol's TLS check: two connections that have just been answering.
+const tlsTimeout = 10 * time.Second
+
+// verifyTLS checks that every TLS protocol of the target (h1, h2, h3) negotiates the TLS
+// profile and records what each negotiated in r.TLS. A target that does not is not up: the
+// first line of the error names the protocol, the parameter, what was negotiated and what
+// the profile wants.
+func (s *Stack) verifyTLS(ctx context.Context, name string, r *Running, prober *Prober) error {
+	profile, want := s.Config.TLS()
+	r.TLS = map[Protocol]*Negotiated{}
+	var errs []error
+	for _, proto := range r.Protocols {
+		pctx, cancel := context.WithTimeout(ctx, tlsTimeout)
+		got, err := prober.CheckTLS(pctx, proto, proto.Port(r.Ports), profile, want, r.TLSDifferences[proto])
+		cancel()
+		if got != nil {
+			r.TLS[proto] = got
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("target %s does not negotiate the TLS profile: %w", name, err)
+	}
+	return nil
+}
+
+// tlsSummary is what the TLS protocols negotiated, for the up line: one description when they
+// all agree, else one per protocol.
+func tlsSummary(got map[Protocol]*Negotiated) string {
+	var parts []string
+	seen := map[string]bool{}
+	for _, p := range Protocols {
+		if n := got[p]; n != nil {
+			parts = append(parts, string(p)+": "+n.String())
+			seen[n.String()] = true
+		}
+	}
+	switch {
+	case len(parts) == 0:
+		return ""
+	case len(seen) == 1:
+		for d := range seen {
+			return "  " + d
+		}
+	}
+	return "  " + strings.Join(parts, "; ")
+}
+
+func resumptionWord(on bool) string {
+	if on {
+		return "resumption"
+	}
+	return "no resumption"
 }
 
 // waitReady waits until every protocol of the target passes a verified probe (h3 included:

@@ -17,6 +17,10 @@ type TargetStatus struct {
 	PID     int                // 0 when not running
 	Health  map[Protocol]error // per protocol the target serves, only when running
 	Problem string             // why the target cannot run, if it cannot
+	// TLSProfile is the profile the stack was started with; TLS what each TLS protocol
+	// negotiated now (a mismatch with the profile is that protocol's Health error).
+	TLSProfile string
+	TLS        map[Protocol]*Negotiated
 }
 
 // Status reports every target of the targets file: installed version, pid and health.
@@ -53,15 +57,29 @@ func (s *Stack) Status(ctx context.Context) ([]TargetStatus, error) {
 			}
 			row.PID = r.PID
 			row.Health = map[Protocol]error{}
+			row.TLS = map[Protocol]*Negotiated{}
+			row.TLSProfile = st.TLSProfile
 			for _, proto := range r.Protocols {
 				port := proto.Port(r.Ports)
 				if proberErr != nil {
 					row.Health[proto] = proberErr
 					continue
 				}
-				pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-				row.Health[proto] = prober.Probe(pctx, proto, port)
+				if st.TLS == nil || proto == H1C {
+					// no TLS, or no profile recorded (a stack compose started): a verified
+					// request only
+					pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+					row.Health[proto] = prober.Probe(pctx, proto, port)
+					cancel()
+					continue
+				}
+				pctx, cancel := context.WithTimeout(ctx, tlsTimeout)
+				got, err := prober.CheckTLS(pctx, proto, port, st.TLSProfile, *st.TLS, r.TLSDifferences[proto])
 				cancel()
+				row.Health[proto] = err
+				if got != nil {
+					row.TLS[proto] = got
+				}
 			}
 		}
 		rows = append(rows, row)
@@ -72,7 +90,7 @@ func (s *Stack) Status(ctx context.Context) ([]TargetStatus, error) {
 // PrintStatus writes the rows as a table, with each failing probe's error below it.
 func PrintStatus(w io.Writer, rows []TargetStatus) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TARGET\tVERSION\tPID\tHEALTH")
+	fmt.Fprintln(tw, "TARGET\tVERSION\tPID\tHEALTH\tTLS")
 	var notes []string
 	for _, r := range rows {
 		pid, health := "-", "down"
@@ -103,7 +121,11 @@ func PrintStatus(w io.Writer, rows []TargetStatus) {
 			}
 			notes = append(notes, fmt.Sprintf("%s: %s", r.Name, r.Problem))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, version, pid, health)
+		tlsDesc := "-"
+		if d := strings.TrimSpace(tlsSummary(r.TLS)); d != "" {
+			tlsDesc = r.TLSProfile + ": " + d
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, version, pid, health, tlsDesc)
 	}
 	tw.Flush()
 	for _, n := range notes {

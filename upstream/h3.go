@@ -28,10 +28,11 @@ type h3Listener struct {
 	conn *net.UDPConn
 }
 
-// listenH3 binds the UDP socket; serving starts with serve. The TLS
-// configuration is the -tls one restricted to TLS 1.3 (QUIC has no other);
-// quic-go sets the ALPN (h3) itself.
-func listenH3(addr string, cert tls.Certificate, handler http.Handler, accepted *atomic.Int64) (*h3Listener, error) {
+// listenH3 binds the UDP socket; serving starts with serve. tlsConf is the -tls one, restricted
+// to TLS 1.3 (QUIC has no other); quic-go sets the ALPN (h3) itself. rcvBuf > 0 sets the
+// socket's receive buffer, as every proxy's QUIC listener gets it; quic-go then keeps it when
+// the kernel granted 7 MiB or more (it reports twice what was set), else raises it itself.
+func listenH3(addr string, tlsConf *tls.Config, rcvBuf int, handler http.Handler, accepted *atomic.Int64) (*h3Listener, error) {
 	udpAddr, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("-h3 %s: %w", addr, err)
@@ -43,11 +44,16 @@ func listenH3(addr string, cert tls.Certificate, handler http.Handler, accepted 
 	if err != nil {
 		return nil, fmt.Errorf("-h3 %s (UDP): %w", addr, err)
 	}
+	if rcvBuf > 0 {
+		if err := conn.SetReadBuffer(rcvBuf); err != nil {
+			_ = conn.Close()
+			return nil, fmt.Errorf("-udp-rcvbuf %d: %w", rcvBuf, err)
+		}
+	}
+	tlsConf = tlsConf.Clone()
+	tlsConf.MinVersion = tls.VersionTLS13
 	srv := &http3.Server{
-		TLSConfig: &tls.Config{
-			Certificates: []tls.Certificate{cert},
-			MinVersion:   tls.VersionTLS13,
-		},
+		TLSConfig:  tlsConf,
 		QUICConfig: &quic.Config{MaxIncomingStreams: h3MaxStreams},
 		Handler:    handler,
 		// Counted once the handshake is complete (quic-go hands a connection

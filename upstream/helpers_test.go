@@ -106,14 +106,21 @@ type stack struct {
 	roots   *x509.CertPool
 }
 
-func newStack(t *testing.T) *stack {
+func newStack(t *testing.T) *stack { return newStackWith(t, nil) }
+
+// newStackWith starts a stack whose config set changes first (nil: none).
+func newStackWith(t *testing.T, set func(*config)) *stack {
 	t.Helper()
 	tc := newTestCert(t)
-	in, err := start(config{
+	cfg := config{
 		h1c: "127.0.0.1:0", tls: "127.0.0.1:0", h3: "127.0.0.1:0",
 		cert: tc.certFile, key: tc.keyFile,
 		uploadLimit: testUploadLimit,
-	}, discardLogger())
+	}
+	if set != nil {
+		set(&cfg)
+	}
+	in, err := start(cfg, discardLogger())
 	if err != nil {
 		t.Fatalf("start: %v", err)
 	}

@@ -2,14 +2,18 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -27,7 +31,22 @@ type config struct {
 	cert        string
 	key         string
 	uploadLimit int64
+	// TLS of the -tls and -h3 listeners (the direct target's TLS profile, from the stack)
+	tlsMinVersion string // "1.2" or "1.3"
+	tlsGroup      string // the one key exchange offered; empty: Go's defaults
+	tlsTickets    bool   // session tickets, hence resumption (Go's server has no session cache)
+	udpRcvBuf     int    // SO_RCVBUF of the -h3 socket, bytes; 0: quic-go's own (it raises it towards 7 MiB)
 }
+
+// tlsGroups are the -tls-group names: OpenSSL's and BoringSSL's, as in targets.json.
+var tlsGroups = map[string]tls.CurveID{
+	"X25519":         tls.X25519,
+	"X25519MLKEM768": tls.X25519MLKEM768,
+	"P-256":          tls.CurveP256,
+	"P-384":          tls.CurveP384,
+}
+
+var tlsVersions = map[string]uint16{"1.2": tls.VersionTLS12, "1.3": tls.VersionTLS13}
 
 // h3Off is the -h3 value that turns the HTTP/3 listener off.
 const h3Off = "off"
@@ -70,6 +89,10 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.cert, "cert", "", "PEM certificate chain `file` for -tls (leaf first)")
 	fs.StringVar(&c.key, "key", "", "PEM private key `file` for -tls")
 	fs.Int64Var(&c.uploadLimit, "upload-limit", defaultUploadLimit, "largest /upload body, in `bytes`")
+	fs.StringVar(&c.tlsMinVersion, "tls-min-version", "1.2", "lowest TLS `version` of -tls: 1.2 or 1.3 (-h3 is always 1.3)")
+	fs.StringVar(&c.tlsGroup, "tls-group", "", "the one key exchange `group` of -tls and -h3: "+strings.Join(slices.Sorted(maps.Keys(tlsGroups)), ", ")+"; empty: Go's defaults. (Go's server picks the TLS 1.3 cipher itself: AES-128-GCM on AES hardware)")
+	fs.BoolVar(&c.tlsTickets, "tls-tickets", true, "issue TLS session tickets on -tls and -h3; false: no resumption, every connection a full handshake")
+	fs.IntVar(&c.udpRcvBuf, "udp-rcvbuf", 0, "SO_RCVBUF of the -h3 socket in `bytes` (capped by net.core.rmem_max); 0: quic-go's own")
 
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -119,6 +142,15 @@ func (c config) validate() error {
 				return err
 			}
 		}
+	}
+	if _, ok := tlsVersions[c.tlsMinVersion]; !ok {
+		return fmt.Errorf("-tls-min-version %q: want 1.2 or 1.3", c.tlsMinVersion)
+	}
+	if _, ok := tlsGroups[c.tlsGroup]; !ok && c.tlsGroup != "" {
+		return fmt.Errorf("-tls-group %q: want one of %s", c.tlsGroup, strings.Join(slices.Sorted(maps.Keys(tlsGroups)), ", "))
+	}
+	if c.udpRcvBuf < 0 {
+		return fmt.Errorf("-udp-rcvbuf must be 0 or a positive number of bytes, got %d", c.udpRcvBuf)
 	}
 	if c.uploadLimit <= 0 {
 		return fmt.Errorf("-upload-limit must be a positive number of bytes, got %d", c.uploadLimit)

@@ -26,14 +26,14 @@ func TestParseFlags(t *testing.T) {
 		want    config
 		wantErr string // a substring; the flag at fault must be named
 	}{
-		{"defaults", nil, config{h1c: "127.0.0.1:9000", uploadLimit: 8388608}, ""},
+		{"defaults", nil, config{h1c: "127.0.0.1:9000", uploadLimit: 8388608, tlsMinVersion: "1.2", tlsTickets: true}, ""},
 		{"all", []string{"-h1c", "127.0.0.1:1", "-tls", "127.0.0.1:2", "-cert", "c.pem", "-key", "k.pem", "-upload-limit", "10"},
-			config{h1c: "127.0.0.1:1", tls: "127.0.0.1:2", h3: "127.0.0.1:2", cert: "c.pem", key: "k.pem", uploadLimit: 10}, ""},
+			config{h1c: "127.0.0.1:1", tls: "127.0.0.1:2", h3: "127.0.0.1:2", cert: "c.pem", key: "k.pem", uploadLimit: 10, tlsMinVersion: "1.2", tlsTickets: true}, ""},
 		{"h3 elsewhere", []string{"-tls", "127.0.0.1:2", "-h3", "127.0.0.1:3", "-cert", "c", "-key", "k"},
-			config{h1c: "127.0.0.1:9000", tls: "127.0.0.1:2", h3: "127.0.0.1:3", cert: "c", key: "k", uploadLimit: 8388608}, ""},
+			config{h1c: "127.0.0.1:9000", tls: "127.0.0.1:2", h3: "127.0.0.1:3", cert: "c", key: "k", uploadLimit: 8388608, tlsMinVersion: "1.2", tlsTickets: true}, ""},
 		{"h3 off", []string{"-tls", "127.0.0.1:2", "-h3", "off", "-cert", "c", "-key", "k"},
-			config{h1c: "127.0.0.1:9000", tls: "127.0.0.1:2", cert: "c", key: "k", uploadLimit: 8388608}, ""},
-		{"h3 off without tls", []string{"-h3", "off"}, config{h1c: "127.0.0.1:9000", uploadLimit: 8388608}, ""},
+			config{h1c: "127.0.0.1:9000", tls: "127.0.0.1:2", cert: "c", key: "k", uploadLimit: 8388608, tlsMinVersion: "1.2", tlsTickets: true}, ""},
+		{"h3 off without tls", []string{"-h3", "off"}, config{h1c: "127.0.0.1:9000", uploadLimit: 8388608, tlsMinVersion: "1.2", tlsTickets: true}, ""},
 		{"h3 without tls", []string{"-h3", "127.0.0.1:3"}, config{}, "-h3 needs -tls"},
 		{"bad h3", []string{"-tls", "127.0.0.1:2", "-h3", "8443", "-cert", "c", "-key", "k"}, config{}, `-h3 "8443": want host:port`},
 		{"tls without cert", []string{"-tls", "127.0.0.1:8440", "-key", "k"}, config{}, "-cert is required when -tls is set"},
@@ -47,6 +47,12 @@ func TestParseFlags(t *testing.T) {
 		{"malformed limit", []string{"-upload-limit", "8MB"}, config{}, `invalid value "8MB" for flag -upload-limit`},
 		{"unknown flag", []string{"-h2c", "x"}, config{}, "flag provided but not defined: -h2c"},
 		{"positional", []string{"serve"}, config{}, `unexpected argument "serve"`},
+		{"tls profile", []string{"-tls", "127.0.0.1:2", "-cert", "c", "-key", "k", "-tls-min-version", "1.3", "-tls-group", "X25519MLKEM768", "-tls-tickets=false", "-udp-rcvbuf", "4194304"},
+			config{h1c: "127.0.0.1:9000", tls: "127.0.0.1:2", h3: "127.0.0.1:2", cert: "c", key: "k", uploadLimit: 8388608,
+				tlsMinVersion: "1.3", tlsGroup: "X25519MLKEM768", udpRcvBuf: 4 << 20}, ""},
+		{"unknown tls version", []string{"-tls-min-version", "1.1"}, config{}, `-tls-min-version "1.1": want 1.2 or 1.3`},
+		{"unknown group", []string{"-tls-group", "x25519"}, config{}, `-tls-group "x25519": want one of P-256, P-384, X25519, X25519MLKEM768`},
+		{"negative rcvbuf", []string{"-udp-rcvbuf", "-1"}, config{}, "-udp-rcvbuf must be 0 or a positive number of bytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,7 +80,7 @@ func TestHelp(t *testing.T) {
 	if _, err := parseFlags([]string{"-h"}, &out); !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("err = %v, want flag.ErrHelp", err)
 	}
-	for _, name := range []string{"-h1c", "-tls", "-h3", "-cert", "-key", "-upload-limit"} {
+	for _, name := range []string{"-h1c", "-tls", "-h3", "-cert", "-key", "-upload-limit", "-tls-min-version", "-tls-group", "-tls-tickets", "-udp-rcvbuf"} {
 		if !strings.Contains(out.String(), name) {
 			t.Errorf("help does not mention %s:\n%s", name, out.String())
 		}

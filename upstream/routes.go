@@ -12,9 +12,6 @@ var (
 	contentTypeSSE    = []string{"text/event-stream"}
 	noCache           = []string{"no-cache"}
 	noStore           = []string{"no-store"}
-	// noBuffering asks nginx (and proxies that copy it) to pass a streamed
-	// response through as it comes.
-	noBuffering = []string{"no"}
 )
 
 var _ http.Handler = (*server)(nil)

@@ -71,11 +71,8 @@ func start(cfg config, logger *log.Logger) (*instance, error) {
 		if err != nil {
 			return nil, fmt.Errorf("loading -cert %s and -key %s: %w", cfg.cert, cfg.key, err)
 		}
-		hs.TLSConfig = &tls.Config{
-			Certificates: []tls.Certificate{cert},
-			NextProtos:   []string{"h2", "http/1.1"},
-			MinVersion:   tls.VersionTLS12,
-		}
+		hs.TLSConfig = cfg.tlsConfig(cert)
+		hs.TLSConfig.NextProtos = []string{"h2", "http/1.1"}
 	}
 
 	h1cLn, err := listen("h1c", cfg.h1c, &s.conns.h1c)
@@ -98,7 +95,7 @@ func start(cfg config, logger *log.Logger) (*instance, error) {
 			// the port the TLS listener got, when -tls asked for port 0
 			addr = tlsLn.Addr().String()
 		}
-		h3, err = listenH3(addr, cert, s, &s.conns.h3)
+		h3, err = listenH3(addr, cfg.tlsConfig(cert), cfg.udpRcvBuf, s, &s.conns.h3)
 		if err != nil {
 			_ = h1cLn.Close()
 			_ = tlsLn.Close()
@@ -120,6 +117,22 @@ func start(cfg config, logger *log.Logger) (*instance, error) {
 		logger.Printf("h3 listening on %s (UDP, QUIC, ALPN h3)", in.h3Addr)
 	}
 	return in, nil
+}
+
+// tlsConfig is the TLS of the -tls and -h3 listeners: the direct target's TLS profile, as the
+// stack passes it (-tls-min-version, -tls-group, -tls-tickets). The TLS 1.3 cipher is not
+// among them: Go's server chooses it itself (AES-128-GCM when both ends have AES hardware).
+func (c config) tlsConfig(cert tls.Certificate) *tls.Config {
+	tc := &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		MinVersion:   tlsVersions[c.tlsMinVersion],
+		// Go's server has no session cache: without tickets nothing resumes
+		SessionTicketsDisabled: !c.tlsTickets,
+	}
+	if id, ok := tlsGroups[c.tlsGroup]; ok {
+		tc.CurvePreferences = []tls.CurveID{id}
+	}
+	return tc
 }
 
 func (in *instance) serve(flagName, addr string, serve func() error) {

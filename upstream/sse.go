@@ -27,7 +27,6 @@ func serveSSE(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h["Content-Type"] = contentTypeSSE
 	h["Cache-Control"] = noCache
-	h["X-Accel-Buffering"] = noBuffering
 	rc := http.NewResponseController(w)
 	buf := make([]byte, 0, 96)
 	for seq := range count {

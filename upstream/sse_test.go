@@ -71,9 +71,8 @@ func TestSSE(t *testing.T) {
 				}
 				defer resp.Body.Close()
 				for k, want := range map[string]string{
-					"Content-Type":      "text/event-stream",
-					"Cache-Control":     "no-cache",
-					"X-Accel-Buffering": "no",
+					"Content-Type":  "text/event-stream",
+					"Cache-Control": "no-cache",
 				} {
 					if got := resp.Header.Get(k); got != want {
 						t.Errorf("%s = %q, want %q", k, got, want)

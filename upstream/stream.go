@@ -27,7 +27,6 @@ func (s *server) serveStream(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h["Content-Type"] = contentTypeOctets
 	h["Cache-Control"] = noCache
-	h["X-Accel-Buffering"] = noBuffering
 	rc := http.NewResponseController(w)
 	for i := range chunks {
 		if i > 0 && !pace.wait(r.Context()) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -83,5 +84,55 @@ func TestStreamIncremental(t *testing.T) {
 				t.Errorf("chunks arrived over %v (%v), want about %v apart", spread, arrivals, interval)
 			}
 		})
+	}
+}
+
+// TestStreamedRoutesLeaveBufferingToTheProxy: /sse and /stream say nothing about how a proxy
+// should buffer them (no X-Accel-Buffering, which would switch nginx's buffering off whatever
+// its config says) and are never compressed, even for a client that accepts it as browsers
+// do: what the probes see is the proxy's own doing.
+func TestStreamedRoutesLeaveBufferingToTheProxy(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	tests := []struct {
+		path        string
+		accept      string
+		contentType string
+	}{
+		{"/sse?count=2&interval_ms=0", "text/event-stream", "text/event-stream"},
+		{"/stream?chunks=2&chunk_bytes=64", "*/*", "application/octet-stream"},
+	}
+	for _, p := range allProtos {
+		c := s.client(t, p, true)
+		for _, tt := range tests {
+			t.Run(string(p)+tt.path, func(t *testing.T) {
+				t.Parallel()
+				req, err := http.NewRequest(http.MethodGet, s.url(p, tt.path), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.Header.Set("Accept", tt.accept)
+				// set by hand, so the client hands the body over as it came
+				req.Header.Set("Accept-Encoding", "gzip, deflate, br, zstd")
+				resp, err := c.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+					t.Fatal(err)
+				}
+				for k, want := range map[string]string{
+					"Content-Type":      tt.contentType,
+					"Cache-Control":     "no-cache",
+					"X-Accel-Buffering": "",
+					"Content-Encoding":  "",
+				} {
+					if got := resp.Header.Values(k); strings.Join(got, ", ") != want {
+						t.Errorf("%s = %q, want %q", k, got, want)
+					}
+				}
+			})
+		}
 	}
 }

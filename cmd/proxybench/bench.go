@@ -108,15 +108,17 @@ type benchJob struct {
 }
 
 // plan is the matrix, in order: throughput (each RUNS times) then the probes (once: a probe
-// repeats SAMPLES times within its run).
+// repeats SAMPLES times within its run). A scenario's runs are interleaved across the targets
+// (A B C A B C, never A A B B C C), so that a drift of the machine over minutes (a neighbour's
+// load, heat, the page cache) spreads over every target instead of landing on one.
 func (f *benchFlags) plan(targets []string) []benchJob {
 	var jobs []benchJob
 	for _, sc := range runner.Throughput {
 		if !slices.Contains(f.modes, runner.ModeOf(sc)) || !slices.Contains(f.protos, runner.Requires(runner.Job{Scenario: sc})) {
 			continue
 		}
-		for _, t := range targets {
-			for run := 1; run <= f.runs; run++ {
+		for run := 1; run <= f.runs; run++ {
+			for _, t := range targets {
 				jobs = append(jobs, benchJob{job: runner.Job{Scenario: sc, Target: t, Run: run}, runs: f.runs})
 			}
 		}
@@ -198,6 +200,7 @@ func (x *bench) run(ctx context.Context, j runner.Job) *runner.Result {
 				"K6_WEB_DASHBOARD_EXPORT="+report.DashboardFile(path))
 		}
 	}
+	x.r.UpstreamPID = x.pids[stack.Direct]
 	res, rs := x.r.RunSampled(ctx, x.testid, j, x.pids[j.Target])
 	x.add(j, res, rs)
 	return res
@@ -374,9 +377,9 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 }
 
 // equalLoadJobs are the equal-load runs: per protocol of the pass that is among -protos, every
-// target that serves it (no row for one that does not: the matrix's tables already say so).
-// With rates nil, every such protocol (to count them before the matrix ran); else only those
-// with a rate.
+// target that serves it (no row for one that does not: the matrix's tables already say so),
+// RUNS times, interleaved across the targets as the matrix is. With rates nil, every such
+// protocol (to count them before the matrix ran); else only those with a rate.
 func (x *bench) equalLoadJobs(f *benchFlags, names []string, rates map[string]int) []runner.Job {
 	var jobs []runner.Job
 	for _, p := range runner.EqualLoad.Protos {
@@ -384,11 +387,14 @@ func (x *bench) equalLoadJobs(f *benchFlags, names []string, rates map[string]in
 		if !slices.Contains(f.protos, p) || (rates != nil && !ok) {
 			continue
 		}
-		for _, t := range names {
-			if x.sv.missing[t] != "" || !slices.Contains(x.sv.protocols[t], p) {
-				continue
+		for run := 1; run <= f.runs; run++ {
+			for _, t := range names {
+				if x.sv.missing[t] != "" || !slices.Contains(x.sv.protocols[t], p) {
+					continue
+				}
+				jobs = append(jobs, runner.Job{Scenario: runner.EqualLoad.Scenario, Target: t, Proto: p, Run: run,
+					Env: []string{"RATE=" + strconv.Itoa(rate)}})
 			}
-			jobs = append(jobs, runner.Job{Scenario: runner.EqualLoad.Scenario, Target: t, Proto: p, Env: []string{"RATE=" + strconv.Itoa(rate)}})
 		}
 	}
 	return jobs
@@ -423,8 +429,11 @@ func (x *bench) equalLoad(ctx context.Context, f *benchFlags, names []string) {
 		if ctx.Err() != nil {
 			break
 		}
-		x.step(j, 1)
-		byProto[j.Proto] = append(byProto[j.Proto], x.run(ctx, j))
+		x.step(j, f.runs)
+		res := x.run(ctx, j)
+		if j.Run <= 1 {
+			byProto[j.Proto] = append(byProto[j.Proto], res)
+		}
 	}
 	for _, p := range runner.EqualLoad.Protos {
 		if rs := byProto[p]; len(rs) > 0 {

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -58,11 +60,18 @@ func newRunner(s *stack.Stack, f *runFlags) *runner.Runner {
 		CAFile:       stack.CertsIn(filepath.Join(s.RunDir, "certs")).CAFile,
 		Profile:      f.profile,
 		ExtraArgs:    f.extra,
+		UpstreamAddr: net.JoinHostPort(s.Config.Address, strconv.Itoa(s.Config.Upstream.H1C)),
 		Stdout:       os.Stdout,
 		Stderr:       os.Stderr,
 	}
 	if s.Pin != nil {
 		r.ClientPrefix, r.ClientCPUs = s.Pin.Wrap(stack.RoleClient, nil), s.Pin.Client
+	}
+	if st, err := s.LoadState(); err == nil {
+		r.Negotiated = map[string]map[stack.Protocol]*stack.Negotiated{}
+		for n, t := range st.Targets {
+			r.Negotiated[n] = t.TLS
+		}
 	}
 	return r
 }

@@ -17,7 +17,8 @@ import (
 )
 
 // manifest is what ran where, written with the results (report.Bench.Manifest): k6's and every
-// target's version, kernel, CPU model and count, the sha256 of targets.json, of every rendered
+// target's version, the TLS profile and what each target's TLS protocols negotiated (tls:
+// target → h1/h2/h3 → version, group, cipher, resumption), kernel, CPU model and count, the sha256 of targets.json, of every rendered
 // proxy config and of every scenario script, the profile, the pinning layout and the git commit
 // (and whether the tree had changes).
 func manifest(ctx context.Context, s *stack.Stack, k6 string, names []string, profile string) map[string]any {
@@ -40,12 +41,23 @@ func manifest(ctx context.Context, s *stack.Stack, k6 string, names []string, pr
 		m["git_dirty"] = strings.TrimSpace(commandOutput(ctx, s.Root, "git", "status", "--porcelain", "--untracked-files=no")) != ""
 	}
 	proxies, installed := map[string]string{}, map[string]string{}
+	// what each target's TLS protocols negotiated when it was verified against the profile
+	negotiated := map[string]map[stack.Protocol]*stack.Negotiated{}
 	if st, err := s.LoadState(); err == nil {
 		for n, r := range st.Targets {
 			proxies[n] = r.Version
 			// which revision of a moving registry was taken (proxies/pins.sh)
 			if from := s.Installed(n); from != "" {
 				installed[n] = from
+			}
+			if len(r.TLS) > 0 {
+				negotiated[n] = r.TLS
+			}
+		}
+		if st.TLS != nil {
+			m["tls_profile"] = map[string]any{
+				"name": st.TLSProfile, "version": st.TLS.Version, "group": st.TLS.Group,
+				"cipher": st.TLS.Cipher, "resumption": st.TLS.Resumption,
 			}
 		}
 		for n, why := range st.Missing {
@@ -54,6 +66,7 @@ func manifest(ctx context.Context, s *stack.Stack, k6 string, names []string, pr
 	}
 	m["proxies"] = proxies
 	m["installed_from"] = installed
+	m["tls"] = negotiated
 	hashes := map[string]string{}
 	if h := fileHash(s.TargetsFile); h != "" {
 		hashes["targets.json"] = h

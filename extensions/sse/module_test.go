@@ -1,6 +1,8 @@
 package sse
 
 import (
+	"compress/gzip"
+	"compress/zlib"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -9,10 +11,14 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/zstd"
 	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -39,6 +45,7 @@ type jsResult struct {
 	FirstEventMS *float64  `json:"first_event_ms"`
 	GapsMS       []float64 `json:"gaps_ms"`
 	ChunksMS     []float64 `json:"chunks_ms"`
+	ChunksBytes  []int64   `json:"chunks_bytes"`
 	FirstChunkMS *float64  `json:"first_chunk_ms"`
 	DurationMS   float64   `json:"duration_ms"`
 	Error        string    `json:"error"`
@@ -265,6 +272,7 @@ func TestStream(t *testing.T) {
 	assert.Empty(t, res.Error)
 	assert.Equal(t, int64(10*chunks), res.Bytes)
 	require.Len(t, res.ChunksMS, chunks, "one read per flushed chunk")
+	assert.Equal(t, []int64{10, 10, 10}, res.ChunksBytes, "bytes per read")
 	require.NotNil(t, res.FirstChunkMS)
 	assert.Equal(t, res.ChunksMS[0], *res.FirstChunkMS)
 	assert.Less(t, *res.FirstChunkMS, 100.0)
@@ -272,6 +280,231 @@ func TestStream(t *testing.T) {
 	assert.GreaterOrEqual(t, res.DurationMS, res.ChunksMS[2])
 	assert.Nil(t, res.Events, "stream() reports chunks, not events")
 }
+
+// TestStreamChunkSizes: however the server's chunks reach the client (split across reads, or
+// several in one), chunks_bytes says how many bytes each read brought, so that a script can tell
+// when each chunk was whole: a chunk that arrives in two parts is not there before its second.
+func TestStreamChunkSizes(t *testing.T) {
+	t.Parallel()
+
+	tests := []struct {
+		name    string
+		flushes []string // what the server writes, flushed after each, 60 ms apart
+		want    []int64
+	}{
+		{name: "one read per flush", flushes: []string{"aaaa", "bbbb"}, want: []int64{4, 4}},
+		{name: "a chunk split in two", flushes: []string{"aa", "aabbbb"}, want: []int64{2, 6}},
+		{name: "two chunks at once", flushes: []string{"aaaabbbb", "cccc"}, want: []int64{8, 4}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+
+			srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.WriteHeader(http.StatusOK)
+				for i, f := range tc.flushes {
+					if i > 0 {
+						time.Sleep(60 * time.Millisecond)
+					}
+					_, _ = w.Write([]byte(f))
+					w.(http.Flusher).Flush() //nolint:forcetypeassert
+				}
+			}))
+			env := newTestEnv(t, srv.Client().Transport)
+
+			res := env.mustCall(t, "stream", srv.URL+"/stream", "")
+
+			require.Equal(t, 200, res.Status, res.Error)
+			assert.Equal(t, tc.want, res.ChunksBytes)
+			require.Len(t, res.ChunksMS, len(tc.want), "chunks_ms and chunks_bytes are parallel")
+			var sum int64
+			for _, n := range res.ChunksBytes {
+				sum += n
+			}
+			assert.Equal(t, res.Bytes, sum)
+		})
+	}
+}
+
+// TestCompressedBodyDecoded: a body the server compressed (as a proxy may for a client that
+// accepts it, as browsers do) is decoded as k6/http decodes its bodies, so events are parsed and
+// bytes counted on what the origin sent, and its Content-Encoding stays in the result's headers
+// for a script to see that it came compressed.
+func TestCompressedBodyDecoded(t *testing.T) {
+	t.Parallel()
+
+	const plain = "event: tick\ndata: {\"seq\":0}\n\nevent: tick\ndata: {\"seq\":1}\n\n"
+	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		coding := r.URL.Query().Get("coding")
+		if coding != "" {
+			w.Header().Set("Content-Encoding", coding)
+		}
+		zw := compressor(t, coding, w)
+		_, _ = zw.Write([]byte(plain))
+		require.NoError(t, zw.Close())
+	}))
+	// as k6's own transport: no Accept-Encoding of its own, so nothing is decoded before the tap
+	transport := srv.Client().Transport.(*http.Transport).Clone() //nolint:forcetypeassert
+	transport.DisableCompression = true
+	t.Cleanup(transport.CloseIdleConnections)
+
+	for _, coding := range []string{"", "gzip", "deflate", "br", "zstd", "gzip, br"} {
+		for _, fn := range []string{"get", "stream"} {
+			t.Run(fn+"/"+coding, func(t *testing.T) {
+				t.Parallel()
+
+				env := newTestEnv(t, transport)
+				u := srv.URL + "/sse?coding=" + url.QueryEscape(coding)
+				res := env.mustCall(t, fn, u, `{headers: {"Accept-Encoding": "gzip, deflate, br, zstd"}}`)
+
+				require.Equal(t, 200, res.Status, res.Error)
+				assert.Equal(t, coding, res.Headers["Content-Encoding"])
+				assert.Equal(t, int64(len(plain)), res.Bytes, "decoded bytes")
+				if fn == "get" {
+					require.Len(t, res.Events, 2)
+					assert.Equal(t, `{"seq":1}`, res.Events[1].Data)
+				} else {
+					var sum int64
+					for _, n := range res.ChunksBytes {
+						sum += n
+					}
+					assert.Equal(t, res.Bytes, sum)
+				}
+			})
+		}
+	}
+}
+
+// TestCompressedStreamTimed: a compressed stream flushed event by event is decoded as it comes,
+// so each event is timed when it arrived, not when the body ended; one compressed and held back
+// to the end shows as that.
+func TestCompressedStreamTimed(t *testing.T) {
+	t.Parallel()
+
+	const interval = 150 * time.Millisecond
+	tests := []struct {
+		coding   string
+		buffered bool
+	}{
+		{coding: "gzip"}, {coding: "deflate"}, {coding: "br"}, {coding: "zstd"},
+		{coding: "gzip", buffered: true},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%s/buffered=%v", tc.coding, tc.buffered), func(t *testing.T) {
+			t.Parallel()
+
+			srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.Header().Set("Content-Encoding", tc.coding)
+				w.WriteHeader(http.StatusOK)
+				w.(http.Flusher).Flush() //nolint:forcetypeassert
+				zw := compressor(t, tc.coding, w)
+				for i := range 3 {
+					if i > 0 {
+						time.Sleep(interval)
+					}
+					_, _ = fmt.Fprintf(zw, "event: tick\ndata: %d\n\n", i)
+					if !tc.buffered {
+						require.NoError(t, zw.Flush())
+						w.(http.Flusher).Flush() //nolint:forcetypeassert
+					}
+				}
+				require.NoError(t, zw.Close())
+			}))
+			transport := srv.Client().Transport.(*http.Transport).Clone() //nolint:forcetypeassert
+			transport.DisableCompression = true
+			t.Cleanup(transport.CloseIdleConnections)
+			env := newTestEnv(t, transport)
+
+			res := env.mustCall(t, "get", srv.URL+"/sse", "")
+
+			require.Equal(t, 200, res.Status, res.Error)
+			require.Len(t, res.Events, 3)
+			require.NotNil(t, res.FirstEventMS)
+			if tc.buffered {
+				assert.Greater(t, *res.FirstEventMS, 250.0, "held back: the first event comes with the last")
+				return
+			}
+			assert.Less(t, *res.FirstEventMS, 100.0, "the first event is decoded as it comes")
+			for _, gap := range res.GapsMS {
+				assert.InDelta(t, 150, gap, 75, "events one interval apart")
+			}
+		})
+	}
+}
+
+// compressor writes coding to w ("": as it is).
+func compressor(t *testing.T, coding string, w io.Writer) interface {
+	io.Writer
+	Flush() error
+	Close() error
+} {
+	t.Helper()
+	codings := strings.Split(coding, ",")
+	var zw interface {
+		io.Writer
+		Flush() error
+		Close() error
+	} = nopCompressor{w}
+	// the first coding listed was applied first, so it is the innermost writer
+	var stack []interface {
+		io.Writer
+		Flush() error
+		Close() error
+	}
+	for i := len(codings) - 1; i >= 0; i-- {
+		switch strings.TrimSpace(codings[i]) {
+		case "gzip":
+			zw = gzip.NewWriter(zw)
+		case "deflate":
+			zw = zlib.NewWriter(zw)
+		case "br":
+			zw = brotli.NewWriter(zw)
+		case "zstd":
+			enc, err := zstd.NewWriter(zw)
+			require.NoError(t, err)
+			zw = enc
+		}
+		stack = append(stack, zw)
+	}
+	return chain{stack: stack, top: zw}
+}
+
+// chain flushes and closes every writer of a stack of codings, innermost last.
+type chain struct {
+	stack []interface {
+		io.Writer
+		Flush() error
+		Close() error
+	}
+	top io.Writer
+}
+
+func (c chain) Write(p []byte) (int, error) { return c.top.Write(p) }
+
+func (c chain) Flush() error {
+	for i := len(c.stack) - 1; i >= 0; i-- {
+		if err := c.stack[i].Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c chain) Close() error {
+	for i := len(c.stack) - 1; i >= 0; i-- {
+		if err := c.stack[i].Close(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type nopCompressor struct{ io.Writer }
+
+func (nopCompressor) Flush() error { return nil }
+func (nopCompressor) Close() error { return nil }
 
 func TestErrors(t *testing.T) {
 	t.Parallel()

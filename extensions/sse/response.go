@@ -29,6 +29,10 @@ type Result struct {
 
 	Events []timedEvent    // sse.get()
 	Chunks []time.Duration // sse.stream(): when each read returned data
+	// ChunkSizes are the bytes each of those reads returned: with them a script can tell when
+	// the Nth byte arrived, so when each of the server's chunks was whole, however a proxy or
+	// the network split or merged them into reads.
+	ChunkSizes []int64
 }
 
 // newResult merges what k6 reports (status, errors) with what the tap saw.
@@ -61,6 +65,7 @@ func newResult(m mode, rec *recorder, resp *httpext.Response) *Result {
 	}
 	res.Events = h.events
 	res.Chunks = h.chunks
+	res.ChunkSizes = h.sizes
 	return res
 }
 
@@ -137,6 +142,11 @@ func (r *Result) toJS(rt *sobek.Runtime) *sobek.Object {
 		set("gaps_ms", msList(r.Gaps()))
 	case modeChunks:
 		set("chunks_ms", msList(r.Chunks))
+		sizes := make([]any, len(r.ChunkSizes))
+		for i, n := range r.ChunkSizes {
+			sizes[i] = n
+		}
+		set("chunks_bytes", rt.NewArray(sizes...))
 		set("first_chunk_ms", ms(r.FirstChunk()))
 	}
 

@@ -44,10 +44,16 @@ func TestResultToJS(t *testing.T) {
 			res: &Result{
 				mode: modeChunks, Status: 200, Proto: "HTTP/2.0", Headers: map[string]string{},
 				Bytes: 3, HasFirstByte: true, FirstByte: ms, Duration: 4 * ms,
-				Chunks: []time.Duration{ms + 500*time.Microsecond, 3 * ms},
+				Chunks: []time.Duration{ms + 500*time.Microsecond, 3 * ms}, ChunkSizes: []int64{1, 2},
 			},
 			want: `{"status":200,"proto":"HTTP/2.0","headers":{},"bytes":3,"first_byte_ms":1,
-				"chunks_ms":[1.5,3],"first_chunk_ms":1.5,"duration_ms":4,"error":"","error_code":0}`,
+				"chunks_ms":[1.5,3],"chunks_bytes":[1,2],"first_chunk_ms":1.5,"duration_ms":4,"error":"","error_code":0}`,
+		},
+		{
+			name: "failed stream: nulls and empty arrays",
+			res:  &Result{mode: modeChunks, Headers: map[string]string{}, Error: "request timeout", ErrorCode: 1050},
+			want: `{"status":0,"proto":"","headers":{},"bytes":0,"first_byte_ms":null,
+				"chunks_ms":[],"chunks_bytes":[],"first_chunk_ms":null,"duration_ms":0,"error":"request timeout","error_code":1050}`,
 		},
 	}
 	for _, tc := range tests {

@@ -42,6 +42,7 @@ type hop struct {
 	end       time.Time // EOF, read error, maxEvents reached or Close
 	bytes     int64
 	chunks    []time.Duration // modeChunks: when each read returned data
+	sizes     []int64         // modeChunks: how many bytes each of those reads returned
 	events    []timedEvent    // modeEvents
 	parser    *parser
 }
@@ -87,16 +88,23 @@ func (t *tapTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	h.headersAt = rec.now()
-	resp.Body = &tapBody{rc: resp.Body, rec: rec, hop: h}
+	resp.Body = &tapBody{rc: resp.Body, rec: rec, hop: h, codings: codings(resp.Header.Get("Content-Encoding"))}
 	return resp, nil
 }
 
-// tapBody timestamps reads as they return, before k6 discards the data.
+// tapBody timestamps reads as they return, before k6 discards the data. A body with a
+// Content-Encoding is decoded first, as k6/http decodes its bodies (and a browser its
+// responses): events are parsed, and bytes and reads counted, on the body the server meant,
+// timed when the compressed bytes that carried them arrived. The response keeps its
+// Content-Encoding header, so a script still sees that the body came compressed.
 type tapBody struct {
-	rc   io.ReadCloser
-	rec  *recorder
-	hop  *hop
-	done bool // maxEvents reached: report EOF without reading further
+	rc      io.ReadCloser
+	rec     *recorder
+	hop     *hop
+	codings []string // to decode, on the first Read
+	dec     *decoder // nil until then, or without codings
+	decErr  error    // the decoder could not start: every Read returns it
+	done    bool     // maxEvents reached: report EOF without reading further
 }
 
 // Read implements io.Reader.
@@ -104,7 +112,7 @@ func (b *tapBody) Read(p []byte) (int, error) {
 	if b.done {
 		return 0, io.EOF
 	}
-	n, err := b.rc.Read(p)
+	n, err := b.read(p)
 	now := b.rec.now()
 	h := b.hop
 	if n > 0 {
@@ -112,6 +120,7 @@ func (b *tapBody) Read(p []byte) (int, error) {
 		switch b.rec.mode {
 		case modeChunks:
 			h.chunks = append(h.chunks, b.rec.since(now))
+			h.sizes = append(h.sizes, int64(n))
 		case modeEvents:
 			if perr := b.feed(p[:n], now); perr != nil && err == nil {
 				err = perr
@@ -125,6 +134,23 @@ func (b *tapBody) Read(p []byte) (int, error) {
 		err = io.EOF
 	}
 	return n, err
+}
+
+// read reads the body, through its decoder when it has codings.
+func (b *tapBody) read(p []byte) (int, error) {
+	if len(b.codings) == 0 {
+		return b.rc.Read(p)
+	}
+	if b.decErr != nil {
+		return 0, b.decErr
+	}
+	if b.dec == nil {
+		b.dec, b.decErr = newDecoder(b.rc, b.codings)
+		if b.decErr != nil {
+			return 0, b.decErr
+		}
+	}
+	return b.dec.Read(p)
 }
 
 func (b *tapBody) feed(chunk []byte, now time.Time) error {
@@ -150,5 +176,8 @@ func (b *tapBody) markEnd(now time.Time) {
 // Close implements io.Closer.
 func (b *tapBody) Close() error {
 	b.markEnd(b.rec.now())
+	if b.dec != nil {
+		b.dec.close()
+	}
 	return b.rc.Close()
 }

@@ -66,6 +66,7 @@ func TestTapBody(t *testing.T) {
 
 		wantErr    error
 		wantChunks []time.Duration
+		wantSizes  []int64
 		wantEvents []time.Duration // arrival times
 		wantBytes  int64
 		wantEnd    time.Duration
@@ -77,6 +78,7 @@ func TestTapBody(t *testing.T) {
 			body:       &chunkBody{chunks: []string{"aa", "bbb", "c"}},
 			wantErr:    io.EOF,
 			wantChunks: []time.Duration{2 * ms, 3 * ms, 4 * ms}, // the clock ticks 1 ms a reading
+			wantSizes:  []int64{2, 3, 1},
 			wantBytes:  6,
 			wantEnd:    5 * ms,
 			wantReads:  4,
@@ -108,6 +110,7 @@ func TestTapBody(t *testing.T) {
 			body:       &chunkBody{chunks: []string{"x"}, err: readErr},
 			wantErr:    readErr,
 			wantChunks: []time.Duration{2 * ms},
+			wantSizes:  []int64{1},
 			wantBytes:  1,
 			wantEnd:    3 * ms,
 			wantReads:  2,
@@ -137,6 +140,7 @@ func TestTapBody(t *testing.T) {
 			assert.Equal(t, time.Unix(0, 0).Add(ms), rec.start)
 			assert.Equal(t, ms, rec.since(h.headersAt))
 			assert.Equal(t, tc.wantChunks, h.chunks)
+			assert.Equal(t, tc.wantSizes, h.sizes)
 			var at []time.Duration
 			for _, ev := range h.events {
 				at = append(at, ev.At)

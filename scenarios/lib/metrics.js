@@ -17,6 +17,17 @@ export const wrongProto = new Counter('wrong_proto');
 // size or proto (only failures add a sample, so it costs nothing while all is well).
 export const badResponses = new Counter('bad_responses');
 
+// Probe responses that broke one of a probe's rules (lib/probes.js), one sample per rule broken,
+// tagged with why: compressed (a Content-Encoding, also tagged with it: the upstream never
+// compresses, so the proxy did), first (the first event or chunk came late), burst (two came
+// closer together than the upstream sent them), stall (two came further apart). Only breaches
+// add a sample, so it costs nothing while all is well.
+export const probeViolations = new Counter('probe_violations');
+
+// The figure behind each timing breach, tagged with the same why: how long the first event or
+// chunk took, or the gap that was too short or too long (ms).
+export const probeViolationMs = new Trend('probe_violation_ms', true);
+
 // Readings of the test clock (ms since the test started) at the start and the end of every
 // measured iteration where the window matters: min is when measuring began, max when it ended.
 export const clockMs = new Gauge('clock_ms', true);

@@ -19,6 +19,16 @@ export const WARMUP_GAP_S = 1;
 // Probes warm their connection with one unmeasured iteration, given this long.
 export const PROBE_WARMUP_S = 1;
 
+// REUSE_MARGIN is the share of extra connections a reused (or equal-load) run may open over
+// the one per VU it plans (a connection a client or server closes now and then); more, and the
+// target was not keeping connections alive: the run measured handshakes, not steady state.
+export const REUSE_MARGIN = 0.1;
+
+// reuseAllowed is how many connections a run of vus VUs may open in all (warm-up included).
+export function reuseAllowed(vus) {
+  return vus + Math.max(1, Math.ceil(vus * REUSE_MARGIN));
+}
+
 function ms(s) {
   return `${Math.round(s * 1000)}ms`;
 }
@@ -93,10 +103,20 @@ export function reusedOptions(cfg) {
     executor: 'constant-vus',
     vus,
     duration: ms(cfg.durationS),
+    // k6's default, stated: iterations running at DURATION may finish (their responses are
+    // still checked) but are not counted in req/s (window.js)
+    gracefulStop: '30s',
     startTime: ms(start),
     tags: { route: cfg.route },
   };
   o.scenarios = scenarios;
+  if (cfg.mode === 'reused') {
+    o.thresholds[`late_requests${sel(cfg)}`] = hook.counter; // window.js: not equal-load's
+  }
+  // one connection per VU, opened in the warm-up and kept by the measured scenario (setup's
+  // probe counts no connection): more, and the run is invalid (summary.js says why)
+  o.thresholds.new_connections = [`count<=${reuseAllowed(vus)}`];
+  o.thresholds['new_connections{scenario:warmup}'] = hook.counter;
   if (cfg.proto.mux) {
     // k6 defaults to 6 parallel requests per host and 20 per batch (k6/x/http3 applies the same)
     o.batch = cfg.streams;

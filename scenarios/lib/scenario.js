@@ -7,6 +7,7 @@ import { clockMs, now } from './metrics.js';
 import { freshOptions, reusedOptions } from './options.js';
 import { assertOutput, planOutput } from './output.js';
 import { summarize } from './summary.js';
+import { lateCounter } from './window.js';
 
 // rootScenario: GET / once per iteration with client (k6/http or k6/x/http3), every response
 // checked. mode 'reused' keeps each VU's connection; mode 'fresh' opens one per request and
@@ -16,6 +17,7 @@ export function rootScenario({ scenario, mode, proto, client }) {
   const out = planOutput(cfg);
   const params = requestParams(cfg);
   const fresh = mode === 'fresh';
+  const ended = fresh ? null : lateCounter(cfg);
   return {
     options: fresh ? freshOptions(cfg) : reusedOptions(cfg),
     setup() {
@@ -26,6 +28,7 @@ export function rootScenario({ scenario, mode, proto, client }) {
       if (fresh) clockMs.add(now());
       checkRoot(client.get(cfg.url, params), cfg);
       if (fresh) clockMs.add(now());
+      else ended(1);
     },
     handleSummary(data) {
       if (!fresh) return summarize(data, cfg, out);

@@ -2,7 +2,7 @@
 // summary on stdout. Only the measured scenario counts: every figure comes from a submetric
 // selected by {scenario:<name>} (warm-up and setup() are left out).
 import exec from 'k6/execution';
-import { BAD_WHY, PROTO_TAGS, sel } from './options.js';
+import { BAD_WHY, PROTO_TAGS, REUSE_MARGIN, reuseAllowed, sel } from './options.js';
 import { outputPath } from './output.js';
 import { formatText } from './text.js';
 
@@ -74,6 +74,7 @@ function failedCheckNames(group, out = []) {
 //   extra: { key: trend name } → extra[key] (selected on the measured scenario)
 //   expected: how many requests (or sessions) the run must complete, if fixed
 //   noTimings: the responses have no k6/http timings, so no new_connections
+//   invalid(data, result): more reasons the run is invalid (a probe's own rules), or []
 export function buildResult(data, cfg, spec = {}) {
   const s = sel(cfg);
   const tags = (exec.test.options && exec.test.options.tags) || {};
@@ -107,15 +108,20 @@ export function buildResult(data, cfg, spec = {}) {
 
   let durationS;
   let durationFrom;
+  let counted = requests;
+  let late;
   if (cfg.mode === 'reused') {
-    // constant-vus runs exactly DURATION; requests started in it are counted
+    // constant-vus starts iterations for exactly DURATION; the requests that completed in it
+    // are counted, not those answered in the graceful stop after it (window.js)
+    late = count(data, `late_requests${s}`);
+    counted = requests - late;
     durationS = cfg.durationS;
-    durationFrom = 'DURATION';
+    durationFrom = 'DURATION (requests completed after it left out)';
   } else {
     durationS = window(data, cfg);
     durationFrom = 'first iteration start to last iteration end';
   }
-  const rps = cfg.mode !== 'probe' && durationS ? round(requests / durationS, 1) : null;
+  const rps = cfg.mode !== 'probe' && durationS ? round(counted / durationS, 1) : null;
 
   // counted from k6/http timings; k6/websockets and k6/x/sse results carry none
   const newConns = spec.ws || spec.noTimings ? undefined : count(data, `new_connections${s}`);
@@ -134,6 +140,7 @@ export function buildResult(data, cfg, spec = {}) {
     duration_s: durationS === null ? null : round(durationS, 3),
     duration_from: durationFrom,
     requests,
+    late_requests: late,
     rps,
     failed_requests: failedRequests,
     checks: { passes, fails },
@@ -177,8 +184,13 @@ export function buildResult(data, cfg, spec = {}) {
     if (p !== cfg.proto.expected && p !== 'none') invalid.push(`${protosSeen[p]} ${unit} over ${p}, want ${cfg.proto.expected}`);
   }
   if (dropped > 0) invalid.push(`${dropped} iterations dropped`);
+  if (spec.invalid) invalid.push(...spec.invalid(data, result));
   if (cfg.mode === 'fresh' && newConns !== requests) {
     invalid.push(`${newConns} new connections for ${requests} requests: every request must open its own`);
+  }
+  if (cfg.mode === 'reused' && newConns !== undefined) {
+    const why = reuseBroken(cfg.connections, newConns + count(data, 'new_connections{scenario:warmup}'), requests);
+    if (why) invalid.push(why);
   }
   if (!data.setup_data || !data.setup_data.probed) {
     // setup() threw (k6 still calls handleSummary, without setup_data): nothing else matters
@@ -195,6 +207,18 @@ export function buildResult(data, cfg, spec = {}) {
   result.valid = invalid.length === 0;
   result.k6 = data;
   return result;
+}
+
+// reuseBroken says why a run that plans one connection per VU (vus; for h2 and h3 each carries
+// STREAMS streams) is invalid when it opened more than reuseAllowed(vus), or '' when it did
+// not. opened counts warm-up and measured scenario alike; setup's probe is left out.
+export function reuseBroken(vus, opened, requests) {
+  const allowed = reuseAllowed(vus);
+  if (opened <= allowed) return '';
+  return (
+    `${opened} connections opened for ${vus} planned (one per VU, at most ${allowed} with the ` +
+    `${REUSE_MARGIN * 100}% margin) over ${requests} measured requests: the target did not keep connections alive`
+  );
 }
 
 function configOf(cfg) {

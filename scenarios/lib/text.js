@@ -40,6 +40,7 @@ export function formatText(r, out) {
     `  testid ${r.testid}  profile ${r.profile}  mode ${r.mode}: ${shape(r)}`,
     `  measured ${r.duration_s === null ? '–' : `${num(r.duration_s, 2)} s`}` +
       `  requests ${num(r.requests)}` +
+      (r.late_requests ? ` (${num(r.late_requests)} completed after it, not in rps)` : '') +
       (r.rps !== null ? `  rps ${num(r.rps, 1)}` : '') +
       `  failed ${num(r.failed_requests)}  checks ${num(r.checks.passes)}/${num(r.checks.passes + r.checks.fails)}`,
     `  protocols ${protos || '–'}` +
@@ -52,6 +53,7 @@ export function formatText(r, out) {
     lines.push(statsLine(`${k} ms`, s));
   }
   lines.push(r.valid ? '  VALID' : `  INVALID: ${r.invalid.join('; ')}`);
+  if (r.overload) lines.push(`  ${r.overload}`);
   lines.push(`  result ${out.path || '–'}`);
   if (out.note) lines.push(`  (${out.note})`);
   lines.push('');

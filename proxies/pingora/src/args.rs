@@ -6,10 +6,13 @@ use std::fmt;
 use std::net::SocketAddr;
 
 pub const USAGE: &str = "usage: proxybench-pingora --conf FILE --tls ADDR:PORT --h1c ADDR:PORT \
---cert FILE --key FILE --upstream ADDR:PORT
+--cert FILE --key FILE --upstream ADDR:PORT \
+--tls-version 1.3 --tls-group GROUP --tls-cipher CIPHER --tls-resumption false|true
        proxybench-pingora --version";
 
 /// What the command line asks for.
+// Parsed once at start: the size of the Run variant costs nothing worth a Box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, PartialEq, Eq)]
 pub enum Command {
     Run(Config),
@@ -30,6 +33,20 @@ pub struct Config {
     pub key: String,
     /// the upstream's cleartext HTTP/1.1 address
     pub upstream: SocketAddr,
+    /// the TLS profile (targets.json) the TLS listener serves
+    pub profile: TlsProfile,
+}
+
+/// The TLS profile: one version, one key exchange, one TLS 1.3 cipher, resumption or not.
+#[derive(Debug, PartialEq, Eq)]
+pub struct TlsProfile {
+    /// "1.3", the one version a profile may name
+    pub version: String,
+    /// OpenSSL's name of the group: X25519, X25519MLKEM768, P-256, …
+    pub group: String,
+    /// the TLS 1.3 cipher suite: TLS_AES_128_GCM_SHA256, …
+    pub cipher: String,
+    pub resumption: bool,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -55,6 +72,10 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Command, ArgErro
     let mut cert = None;
     let mut key = None;
     let mut upstream = None;
+    let mut tls_version = None;
+    let mut tls_group = None;
+    let mut tls_cipher = None;
+    let mut tls_resumption = None;
 
     let mut it = args.into_iter();
     while let Some(arg) = it.next() {
@@ -74,6 +95,10 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Command, ArgErro
             "--cert" => &mut cert,
             "--key" => &mut key,
             "--upstream" => &mut upstream,
+            "--tls-version" => &mut tls_version,
+            "--tls-group" => &mut tls_group,
+            "--tls-cipher" => &mut tls_cipher,
+            "--tls-resumption" => &mut tls_resumption,
             _ => return Err(err(format!("unknown argument {arg:?}"))),
         };
         let value = match inline {
@@ -96,13 +121,39 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Command, ArgErro
         v.parse()
             .map_err(|_| err(format!("{flag} {v:?} is not an IP:PORT address")))
     };
+    let (conf, tls, h1c) = (
+        need(conf, "--conf")?,
+        addr(tls, "--tls")?,
+        addr(h1c, "--h1c")?,
+    );
+    let (cert, key) = (need(cert, "--cert")?, need(key, "--key")?);
+    let upstream = addr(upstream, "--upstream")?;
+    let version = need(tls_version, "--tls-version")?;
+    if version != "1.3" {
+        return Err(err(format!(
+            "--tls-version {version:?}: only 1.3 is supported"
+        )));
+    }
+    let group = need(tls_group, "--tls-group")?;
+    let cipher = need(tls_cipher, "--tls-cipher")?;
+    let resumption = match need(tls_resumption, "--tls-resumption")?.as_str() {
+        "true" => true,
+        "false" => false,
+        v => return Err(err(format!("--tls-resumption {v:?}: want true or false"))),
+    };
     Ok(Command::Run(Config {
-        conf: need(conf, "--conf")?,
-        tls: addr(tls, "--tls")?,
-        h1c: addr(h1c, "--h1c")?,
-        cert: need(cert, "--cert")?,
-        key: need(key, "--key")?,
-        upstream: addr(upstream, "--upstream")?,
+        conf,
+        tls,
+        h1c,
+        cert,
+        key,
+        upstream,
+        profile: TlsProfile {
+            version,
+            group,
+            cipher,
+            resumption,
+        },
     }))
 }
 
@@ -138,6 +189,13 @@ mod tests {
         "/c.pem",
         "--key",
         "/k.pem",
+        "--tls-version",
+        "1.3",
+        "--tls-group",
+        "X25519",
+        "--tls-cipher",
+        "TLS_AES_128_GCM_SHA256",
+        "--tls-resumption=false",
         "--upstream",
         "127.0.0.1:9000",
     ];
@@ -154,6 +212,12 @@ mod tests {
                 cert: "/c.pem".into(),
                 key: "/k.pem".into(),
                 upstream: "127.0.0.1:9000".parse().unwrap(),
+                profile: TlsProfile {
+                    version: "1.3".into(),
+                    group: "X25519".into(),
+                    cipher: "TLS_AES_128_GCM_SHA256".into(),
+                    resumption: false,
+                },
             })
         );
     }
@@ -187,6 +251,32 @@ mod tests {
         assert_eq!(
             parse(bad).unwrap_err().to_string(),
             "--upstream \"localhost:9000\" is not an IP:PORT address"
+        );
+        let replaced = |flag: &str, value: &str| -> Vec<String> {
+            let mut args = strings(FULL);
+            let i = args.iter().position(|a| a == flag).unwrap();
+            args[i + 1] = value.into();
+            args
+        };
+        assert_eq!(
+            parse(replaced("--tls-version", "1.2"))
+                .unwrap_err()
+                .to_string(),
+            "--tls-version \"1.2\": only 1.3 is supported"
+        );
+        let mut no_resumption = strings(FULL);
+        no_resumption.retain(|a| !a.starts_with("--tls-resumption"));
+        assert_eq!(
+            parse(no_resumption).unwrap_err().to_string(),
+            "--tls-resumption is required"
+        );
+        let mut yes = strings(FULL);
+        for a in yes.iter_mut().filter(|a| a.starts_with("--tls-resumption")) {
+            *a = "--tls-resumption=yes".into();
+        }
+        assert_eq!(
+            parse(yes).unwrap_err().to_string(),
+            "--tls-resumption \"yes\": want true or false"
         );
     }
 

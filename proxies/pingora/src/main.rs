@@ -33,8 +33,9 @@ use pingora::prelude::*;
 use pingora::protocols::http::v2::server::H2Options;
 use pingora::proxy::{http_proxy_service, ProxyHttp, Session};
 use pingora::server::configuration::ServerConf;
+use pingora::tls::ssl::{SslOptions, SslSessionCacheMode, SslVersion};
 
-use args::{Command, Config};
+use args::{Command, Config, TlsProfile};
 
 /// Concurrent streams per HTTP/2 connection: Go's HTTP/2 server default, which nginx,
 /// HAProxy and Envoy are set to as well (pingora's own default is 100).
@@ -95,12 +96,36 @@ fn run(cfg: Config) -> ! {
             cfg.cert, cfg.key
         ))
     });
+    apply_tls_profile(&mut tls, &cfg.profile).unwrap_or_else(|e| fail(e));
     tls.enable_h2();
     proxy.add_tls_with_settings(&cfg.tls.to_string(), None, tls);
     proxy.add_tcp(&cfg.h1c.to_string());
 
     server.add_service(proxy);
     server.run_forever()
+}
+
+/// The TLS profile (targets.json) as the stack passes it, over Mozilla "intermediate"'s
+/// settings: TLS 1.3 only, one key exchange, one TLS 1.3 cipher and, without resumption,
+/// neither tickets (stateless, nor TLS 1.3's stateful ones) nor a session cache, so that every
+/// fresh connection is a full handshake. OpenSSL (3.6 here, built by openssl-src) names the
+/// groups as the profile does.
+fn apply_tls_profile(tls: &mut TlsSettings, p: &TlsProfile) -> Result<(), String> {
+    // args::parse accepts "1.3" only
+    tls.set_min_proto_version(Some(SslVersion::TLS1_3))
+        .and_then(|()| tls.set_max_proto_version(Some(SslVersion::TLS1_3)))
+        .map_err(|e| format!("--tls-version {}: {e}", p.version))?;
+    tls.set_groups_list(&p.group)
+        .map_err(|e| format!("--tls-group {:?}: OpenSSL refuses it: {e}", p.group))?;
+    tls.set_ciphersuites(&p.cipher)
+        .map_err(|e| format!("--tls-cipher {:?}: OpenSSL refuses it: {e}", p.cipher))?;
+    if !p.resumption {
+        tls.set_options(SslOptions::NO_TICKET);
+        tls.set_session_cache_mode(SslSessionCacheMode::OFF);
+        tls.set_num_tickets(0)
+            .map_err(|e| format!("--tls-resumption false: {e}"))?;
+    }
+    Ok(())
 }
 
 fn version() -> String {
