@@ -106,7 +106,6 @@ func CipherID(name string) (uint16, bool) {
 	return id, ok
 }
 
-
 func (p TLSProfile) validate(field string) error {
 	var errs []error
 	if p.Version != "1.3" {
