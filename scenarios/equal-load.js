@@ -38,11 +38,13 @@ function ms(s) {
 // busy at that moment k6 drops the iteration. So there are enough VUs made before the test to
 // keep starting requests through a 100 ms stall at RATE (and never fewer than the reused
 // scenario had in flight, nor 64), up to 1000; twice that may be added if needed.
-// h2/h3: the reused cell's connections, no more: each VU is one connection carrying a batch.
+// h2/h3: the reused cell's connections, each VU one connection carrying a batch; as for h1,
+// twice that may be added through a stall (a VU, and so a connection, more only when every
+// one is busy at an arrival).
 const mux = cfg.proto.mux;
 const perIteration = mux ? cfg.streams : 1;
 const preVUs = mux ? cfg.connections : Math.min(Math.max(cfg.connections, 64, Math.ceil(cfg.rate / 10)), 1000);
-const maxVUs = mux ? cfg.connections : preVUs * 2;
+const maxVUs = preVUs * 2;
 const batch = Array.from({ length: cfg.streams }, () => ['GET', cfg.url, null, params]);
 
 function arrival(duration, startTime) {
@@ -150,7 +152,9 @@ export function handleSummary(data) {
   };
   if (mux) result.config.streams = cfg.streams;
   const path = outputPath(out, cfg, result.testid);
-  const vuText = mux ? `${cfg.connections} connections × ${cfg.streams} streams` : `${preVUs} to ${maxVUs} VUs`;
+  const vuText = mux
+    ? `${preVUs} to ${maxVUs} connections × ${cfg.streams} streams`
+    : `${preVUs} to ${maxVUs} VUs`;
   const shape = `mode equal-load: ${cfg.rate} req/s offered (constant arrival rate), ${vuText}`;
   const files = { stdout: formatText(result, path).replace(/mode equal-load: .*/, shape) };
   if (path.path) {
