@@ -1,11 +1,13 @@
 // json: latency of GET /json, a small static JSON document, SAMPLES times on one warm
 // connection over PROTO (h1, h1c, h2 or h3; default h2; h3 through k6/x/http3), asked for as a
-// browser's fetch() does (lib/probes.js FETCH_HEADERS: Accept-Encoding included). setup() learns
-// the document's size from the target; every sample must be that exact size, parse as JSON,
+// browser's fetch() does (lib/probes.js FETCH_HEADERS: Accept-Encoding included). setup() reads
+// the document's size from the upstream itself (targets.json "upstream"), so that a proxy that
+// alters it fails there; every sample must be that exact size, parse as JSON,
 // come over PROTO and be uncompressed: k6 decodes a compressed body before the script sees it,
 // so only the Content-Encoding shows that the proxy compressed it (lib/probes.js says why that
 // makes the run invalid).
 import { check } from 'k6';
+import http from 'k6/http';
 import { client } from './lib/client.js';
 import { bodyBytes, bodyText, countConnection, probeTarget, protoOK, requestParams } from './lib/checks.js';
 import { loadConfig } from './lib/config.js';
@@ -14,6 +16,7 @@ import { probeOptions } from './lib/options.js';
 import { assertOutput, planOutput } from './lib/output.js';
 import { COMPRESSED, FETCH_HEADERS, countCompressed, ruleReasons, ruleThresholds } from './lib/probes.js';
 import { summarize } from './lib/summary.js';
+import { upstreamOrigin } from './lib/targets.js';
 
 const RULES = [COMPRESSED];
 
@@ -23,9 +26,21 @@ const params = requestParams(cfg, { headers: FETCH_HEADERS });
 
 export const options = ruleThresholds(probeOptions(cfg), cfg, RULES);
 
+// upstreamBytes is the size of the upstream's own /json, or undefined when the targets file
+// names no upstream (the target's answer then sets the size).
+function upstreamBytes() {
+  const own = upstreamOrigin();
+  if (!own) return undefined;
+  const res = http.get(own + cfg.route, { responseType: 'binary', timeout: '10s', tags: { probe: 'setup' } });
+  if (res.status !== 200) {
+    throw new Error(`cannot read ${cfg.route} from the upstream itself at ${own}: ${res.status || res.error}; is the stack up?`);
+  }
+  return bodyBytes(res.body);
+}
+
 export function setup() {
   assertOutput(out);
-  return { probed: probeTarget(cfg, { params: { headers: FETCH_HEADERS } }) };
+  return { probed: probeTarget(cfg, { params: { headers: FETCH_HEADERS }, expectBytes: upstreamBytes() }) };
 }
 
 function parses(body) {

@@ -83,6 +83,13 @@ export function target(name) {
   };
 }
 
+// upstreamOrigin is the upstream's own cleartext origin (the file's "upstream" h1c port), where
+// a probe reads what the upstream itself answers, or null when the file names none.
+export function upstreamOrigin() {
+  const port = DOC.upstream && DOC.upstream.h1c;
+  return Number.isInteger(port) ? `http://${DOC.hostname}:${port}` : null;
+}
+
 // origin is scheme://host:port for a protocol: the hostname stays in the URL so that SNI and
 // Host (:authority) carry it; k6's `hosts` option sends the connection to the address.
 export function origin(t, proto, scheme = proto.scheme) {
