@@ -317,11 +317,7 @@ func TestStreamChunkSizes(t *testing.T) {
 			require.Equal(t, 200, res.Status, res.Error)
 			assert.Equal(t, tc.want, res.ChunksBytes)
 			require.Len(t, res.ChunksMS, len(tc.want), "chunks_ms and chunks_bytes are parallel")
-			var sum int64
-			for _, n := range res.ChunksBytes {
-				sum += n
-			}
-			assert.Equal(t, res.Bytes, sum)
+			assert.Equal(t, res.Bytes, total(res.ChunksBytes))
 		})
 	}
 }
@@ -365,11 +361,7 @@ func TestCompressedBodyDecoded(t *testing.T) {
 					require.Len(t, res.Events, 2)
 					assert.Equal(t, `{"seq":1}`, res.Events[1].Data)
 				} else {
-					var sum int64
-					for _, n := range res.ChunksBytes {
-						sum += n
-					}
-					assert.Equal(t, res.Bytes, sum)
+					assert.Equal(t, res.Bytes, total(res.ChunksBytes))
 				}
 			})
 		}
@@ -784,4 +776,13 @@ func closedPortURL(t *testing.T) string {
 	addr := l.Addr().String()
 	require.NoError(t, l.Close())
 	return "http://" + addr + "/sse"
+}
+
+// total is the bytes of every chunk: what the body's size must be.
+func total(chunks []int64) int64 {
+	var sum int64
+	for _, n := range chunks {
+		sum += n
+	}
+	return sum
 }
