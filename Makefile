@@ -21,7 +21,7 @@ OBSERVE ?=
 truthy = $(filter 1 true yes,$(1))
 WITH_OBSERVE = $(if $(call truthy,$(OBSERVE)),observe-up)
 COMPOSE ?= docker compose
-export COMPOSE_PROFILES GODOXY_BIN
+export COMPOSE_PROFILES GODOXY_BIN TLS_PROFILE
 # The scenario knobs reach k6's scripts through the environment, from the command line or .env
 # alike (empty: the profile's value).
 export DURATION WARMUP CONNECTIONS STREAMS REQUESTS FRESH_CONNECTIONS SAMPLES UPLOAD_BYTES
@@ -46,6 +46,7 @@ help: # List every target with what it does
 	@echo "             up, bench: PIN=auto|client=0-3,proxy=4-5,upstream=6-7 (CPU sets; 3 CPUs or more)"
 	@echo "             scenario knobs: DURATION WARMUP CONNECTIONS STREAMS REQUESTS FRESH_CONNECTIONS SAMPLES UPLOAD_BYTES"
 	@echo "             OBSERVE=1 (up, k6, bench: InfluxDB too; k6 runs stream into it while it is up)"
+	@echo "             up, bench: TLS_PROFILE=x25519|pq (one of targets.json tls_profiles, for every target alike)"
 	@echo "             compose-up: COMPOSE_PROFILES=observe (InfluxDB + Grafana), godoxy (with GODOXY_BIN=…)"
 
 bin/k6: $(K6_SOURCES)
