@@ -19,7 +19,7 @@ import { client } from './lib/client.js';
 import { loadConfig, positiveInt } from './lib/config.js';
 import { reuseAllowed, reusedOptions, sel, TREND_STATS } from './lib/options.js';
 import { assertOutput, outputPath, planOutput } from './lib/output.js';
-import { buildResult, reuseBroken } from './lib/summary.js';
+import { buildResult } from './lib/summary.js';
 import { formatText } from './lib/text.js';
 
 const cfg = loadConfig({ scenario: 'equal-load', mode: 'probe', route: '/' });
@@ -114,18 +114,14 @@ function round(x) {
 }
 
 export function handleSummary(data) {
-  const result = buildResult(data, cfg);
+  // the connections are held to one per VU that k6 ran, as the reused cells' are
+  const result = buildResult(data, cfg, { vus: data.metrics.vus_max ? data.metrics.vus_max.values.max : maxVUs });
   const d = data.metrics[`dropped_iterations${sel(cfg)}`];
   const dropped = d && d.values ? d.values.count : 0;
   const warmupDropped = result.dropped_iterations - dropped;
   result.dropped_iterations = dropped;
   if (data.setup_data && data.setup_data.probed) {
     result.invalid = result.invalid.filter((why) => !/ iterations dropped$/.test(why));
-    const vus = data.metrics.vus_max ? data.metrics.vus_max.values.max : maxVUs;
-    const warm = data.metrics['new_connections{scenario:warmup}'];
-    const opened = result.new_connections + (warm ? warm.values.count : 0);
-    const why = reuseBroken(vus, opened, result.requests);
-    if (why) result.invalid.push(why);
   }
   if (dropped > 0) {
     result.overload =

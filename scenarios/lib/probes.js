@@ -3,6 +3,7 @@
 // (compresses for them, holds their event streams back) is measured as a browser meets it.
 import { probeViolationMs, probeViolations } from './metrics.js';
 import { sel } from './options.js';
+import { count } from './summary.js';
 
 // What Chrome sends as Accept-Encoding on every request, EventSource and fetch alike.
 export const ACCEPT_ENCODING = 'gzip, deflate, br, zstd';
@@ -134,11 +135,6 @@ export function ruleThresholds(options, cfg, whys) {
     }
   }
   return options;
-}
-
-function count(data, key) {
-  const m = data.metrics[key];
-  return m && m.values && typeof m.values.count === 'number' ? m.values.count : 0;
 }
 
 function trendValue(data, key, stat) {

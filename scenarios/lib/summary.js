@@ -12,7 +12,8 @@ function metric(data, key) {
   return data.metrics[key];
 }
 
-function count(data, key) {
+// count is a counter's count in the summary data, 0 when it has no samples.
+export function count(data, key) {
   const m = metric(data, key);
   return m && m.values && typeof m.values.count === 'number' ? m.values.count : 0;
 }
@@ -75,6 +76,8 @@ function failedCheckNames(group, out = []) {
 //   expected: how many requests (or sessions) the run must complete, if fixed
 //   noTimings: the responses have no k6/http timings, so no new_connections
 //   invalid(data, result): more reasons the run is invalid (a probe's own rules), or []
+//   vus: the VUs of a run that keeps one connection per VU (default: CONNECTIONS for reused,
+//     none for the others), held to reuseBroken's bound
 export function buildResult(data, cfg, spec = {}) {
   const s = sel(cfg);
   const tags = (exec.test.options && exec.test.options.tags) || {};
@@ -188,8 +191,9 @@ export function buildResult(data, cfg, spec = {}) {
   if (cfg.mode === 'fresh' && newConns !== requests) {
     invalid.push(`${newConns} new connections for ${requests} requests: every request must open its own`);
   }
-  if (cfg.mode === 'reused' && newConns !== undefined) {
-    const why = reuseBroken(cfg.connections, newConns + count(data, 'new_connections{scenario:warmup}'), requests);
+  const vus = spec.vus !== undefined ? spec.vus : cfg.mode === 'reused' ? cfg.connections : undefined;
+  if (vus !== undefined && newConns !== undefined) {
+    const why = reuseBroken(vus, newConns + count(data, 'new_connections{scenario:warmup}'), requests);
     if (why) invalid.push(why);
   }
   if (!data.setup_data || !data.setup_data.probed) {
@@ -212,7 +216,7 @@ export function buildResult(data, cfg, spec = {}) {
 // reuseBroken says why a run that plans one connection per VU (vus; for h2 and h3 each carries
 // STREAMS streams) is invalid when it opened more than reuseAllowed(vus), or '' when it did
 // not. opened counts warm-up and measured scenario alike; setup's probe is left out.
-export function reuseBroken(vus, opened, requests) {
+function reuseBroken(vus, opened, requests) {
   const allowed = reuseAllowed(vus);
   if (opened <= allowed) return '';
   return (
