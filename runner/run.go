@@ -159,19 +159,26 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 		runErr = cmd.Wait()
 	}
 	var res *Resources
+	var sampled Resources
 	if sampler != nil {
 		sampler.ClientDone(cmd.ProcessState)
-		rs := sampler.Stop()
-		if n, err := AllRequests(summary); err == nil {
-			rs.PerRequest(n)
-			res = &rs
+		sampled = sampler.Stop()
+	}
+	// every request k6 sent (nil: no result to count them from): what the target's CPU and the
+	// upstream's connections are per
+	var all *float64
+	if n, err := AllRequests(summary); err == nil {
+		all = &n
+		if sampler != nil {
+			sampled.PerRequest(n)
+			res = &sampled
 		}
 	}
 	var exit *exec.ExitError
 	if runErr != nil && !(errors.As(runErr, &exit) && exit.ExitCode() == thresholdsFailed) {
 		if got, err := LoadResult(summary); err == nil {
 			got.Err = fmt.Sprintf("k6 exited: %v", runErr)
-			r.annotate(got, j, summary, upstream)
+			r.annotate(got, j, summary, upstream, all)
 			return got, res
 		}
 		return fail(fmt.Errorf("k6 run %s (target %s): %w", j.Scenario, j.Target, runErr)), nil
@@ -180,24 +187,22 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 	if err != nil {
 		return fail(fmt.Errorf("k6 run %s (target %s) wrote no result: %w", j.Scenario, j.Target, err)), nil
 	}
-	r.annotate(got, j, summary, upstream)
+	r.annotate(got, j, summary, upstream, all)
 	return got, res
 }
 
 // annotate adds to a run's result, and to its result file, what the runner knows of it and
 // k6 does not: the connections the upstream accepted during it, and the TLS its target
 // negotiated when the stack verified it.
-func (r *Runner) annotate(got *Result, j Job, summary string, upstream func(float64) *UpstreamConns) {
+func (r *Runner) annotate(got *Result, j Job, summary string, upstream func(float64) *UpstreamConns, all *float64) {
 	add := map[string]any{}
 	if n := r.Negotiated[j.Target][stack.Protocol(Requires(j))]; n != nil {
 		got.TLS = n
 		add["tls"] = n
 	}
-	if upstream != nil {
-		if n, err := AllRequests(summary); err == nil {
-			if got.UpstreamConns = upstream(n); got.UpstreamConns != nil {
-				add["upstream_conns"] = got.UpstreamConns
-			}
+	if upstream != nil && all != nil {
+		if got.UpstreamConns = upstream(*all); got.UpstreamConns != nil {
+			add["upstream_conns"] = got.UpstreamConns
 		}
 	}
 	if len(add) == 0 {

@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -31,39 +32,22 @@ func PrintTable(w io.Writer, title string, results []*Result) {
 	}
 	head = append(head, "protocol seen", "valid")
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	// blank is a row without figures: the target, its protocol, a dash per column, and why.
+	blank := func(target, proto, why string) {
+		row := append([]string{target, proto}, slices.Repeat([]string{"-"}, len(head)-3)...)
+		fmt.Fprintln(tw, strings.Join(append(row, why), "\t")+"\t")
+	}
 	var notes, skipped []string
 	for _, r := range results {
 		proto := r.Proto
 		if r.Skipped != "" && r.Err == "" {
 			// Said, not left out: a target without h3 is a row that says so.
-			row := []string{r.Target, proto, "-", "-", "-", "-", "-", "-", "-"}
-			if fresh {
-				row = append(row, "-")
-			}
-			if upstream {
-				row = append(row, "-")
-			}
-			for range extras {
-				row = append(row, "-")
-			}
-			row = append(row, "-", r.Skipped)
-			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+			blank(r.Target, proto, r.Skipped)
 			skipped = append(skipped, fmt.Sprintf("%s %s: %s", r.Target, proto, r.SkipReason))
 			continue
 		}
 		if r.Err != "" && r.Schema == 0 {
-			row := []string{r.Target, proto, "-", "-", "-", "-", "-", "-", "-"}
-			if fresh {
-				row = append(row, "-")
-			}
-			if upstream {
-				row = append(row, "-")
-			}
-			for range extras {
-				row = append(row, "-")
-			}
-			row = append(row, "-", "ERROR")
-			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+			blank(r.Target, proto, "ERROR")
 			notes = append(notes, fmt.Sprintf("%s: %s", r.Target, r.Err))
 			continue
 		}

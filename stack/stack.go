@@ -117,6 +117,18 @@ type State struct {
 	Missing map[string]string `json:"missing,omitempty"`
 }
 
+// Negotiated is what each up target's TLS protocols negotiated when it was verified, by target
+// (targets without TLS left out).
+func (st *State) Negotiated() map[string]map[Protocol]*Negotiated {
+	out := map[string]map[Protocol]*Negotiated{}
+	for n, r := range st.Targets {
+		if len(r.TLS) > 0 {
+			out[n] = r.TLS
+		}
+	}
+	return out
+}
+
 // LoadState reads the running stack's state; a missing file is an empty state.
 func (s *Stack) LoadState() (*State, error) {
 	st := &State{Targets: map[string]*Running{}}

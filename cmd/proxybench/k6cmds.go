@@ -68,10 +68,7 @@ func newRunner(s *stack.Stack, f *runFlags) *runner.Runner {
 		r.ClientPrefix, r.ClientCPUs = s.Pin.Wrap(stack.RoleClient, nil), s.Pin.Client
 	}
 	if st, err := s.LoadState(); err == nil {
-		r.Negotiated = map[string]map[stack.Protocol]*stack.Negotiated{}
-		for n, t := range st.Targets {
-			r.Negotiated[n] = t.TLS
-		}
+		r.Negotiated = st.Negotiated()
 	}
 	return r
 }

@@ -41,8 +41,6 @@ func manifest(ctx context.Context, s *stack.Stack, k6 string, names []string, pr
 		m["git_dirty"] = strings.TrimSpace(commandOutput(ctx, s.Root, "git", "status", "--porcelain", "--untracked-files=no")) != ""
 	}
 	proxies, installed := map[string]string{}, map[string]string{}
-	// what each target's TLS protocols negotiated when it was verified against the profile
-	negotiated := map[string]map[stack.Protocol]*stack.Negotiated{}
 	if st, err := s.LoadState(); err == nil {
 		for n, r := range st.Targets {
 			proxies[n] = r.Version
@@ -50,10 +48,9 @@ func manifest(ctx context.Context, s *stack.Stack, k6 string, names []string, pr
 			if from := s.Installed(n); from != "" {
 				installed[n] = from
 			}
-			if len(r.TLS) > 0 {
-				negotiated[n] = r.TLS
-			}
 		}
+		// what each target's TLS protocols negotiated when it was verified against the profile
+		m["tls"] = st.Negotiated()
 		if st.TLS != nil {
 			m["tls_profile"] = map[string]any{
 				"name": st.TLSProfile, "version": st.TLS.Version, "group": st.TLS.Group,
@@ -66,7 +63,6 @@ func manifest(ctx context.Context, s *stack.Stack, k6 string, names []string, pr
 	}
 	m["proxies"] = proxies
 	m["installed_from"] = installed
-	m["tls"] = negotiated
 	hashes := map[string]string{}
 	if h := fileHash(s.TargetsFile); h != "" {
 		hashes["targets.json"] = h
