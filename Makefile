@@ -21,7 +21,7 @@ OBSERVE ?=
 truthy = $(filter 1 true yes,$(1))
 WITH_OBSERVE = $(if $(call truthy,$(OBSERVE)),observe-up)
 COMPOSE ?= docker compose
-export COMPOSE_PROFILES GODOXY_BIN TLS_PROFILE
+export COMPOSE_PROFILES GODOXY_BIN GODOXY_RELEASE TLS_PROFILE
 # The scenario knobs reach k6's scripts through the environment, from the command line or .env
 # alike (empty: the profile's value).
 export DURATION WARMUP CONNECTIONS STREAMS REQUESTS FRESH_CONNECTIONS SAMPLES UPLOAD_BYTES
@@ -133,6 +133,9 @@ lint: # gofmt and go vet on every Go module
 	$(GO) vet ./...
 	cd extensions && $(GO) vet ./...
 
+# The tests hold GoDoxy to every check whenever a binary is at hand: GODOXY_BIN, or the test
+# build CI keeps beside the clone (no registry serves GoDoxy).
+test: GODOXY_BIN := $(or $(GODOXY_BIN),$(wildcard $(CURDIR)/../shared/godoxy/godoxy))
 test: setup influxd test-deps lint # Unit tests, k6 inspect of every scenario, and the end-to-end test on a real stack
 	$(GO) test -count=1 -timeout 30m ./...
 	cd extensions && $(GO) test -count=1 -timeout 10m ./...

@@ -99,7 +99,7 @@ func newHarness(t *testing.T) *harness {
 	off := portOffset(t)
 	cfg.Upstream.H1C += off
 	for n, p := range cfg.Targets {
-		cfg.Targets[n] = stack.Ports{TLS: p.TLS + off, H1C: p.H1C + off}
+		cfg.Targets[n] = p.Offset(off)
 	}
 	data, _ := json.MarshalIndent(cfg, "", "  ")
 	if err := os.WriteFile(h.targets, data, 0o644); err != nil {
@@ -159,6 +159,16 @@ func TestStackEndToEnd(t *testing.T) {
 	t.Log(out)
 
 	h.loadServed(t)
+	h.checkListeners(t)
+	if slices.Contains(h.cfg.Names(), "godoxy") {
+		switch {
+		case h.missing["godoxy"] == "":
+			t.Run("godoxy", h.checkGoDoxy)
+		case os.Getenv("GODOXY_BIN") != "":
+			// make test gives it whenever a binary is at hand: GoDoxy must then be measured
+			t.Errorf("GODOXY_BIN=%s is set, but godoxy is not up: %s", os.Getenv("GODOXY_BIN"), h.missing["godoxy"])
+		}
+	}
 	// Every run below streams into a real InfluxDB, and each throughput cell reconciles with it.
 	h.streamToInfluxDB(t)
 	out, err = h.proxybench(t, "status")
@@ -485,6 +495,9 @@ func (h *harness) down(t *testing.T) {
 	for _, n := range h.cfg.Names() {
 		p := h.cfg.Targets[n]
 		checks := []check{{p.TLS, stack.CheckPortFree}, {p.H1C, stack.CheckPortFree}}
+		if p.Admin != 0 {
+			checks = append(checks, check{p.Admin, stack.CheckPortFree})
+		}
 		if h.serves(n, "h3") {
 			checks = append(checks, check{p.TLS, stack.CheckUDPPortFree})
 		}

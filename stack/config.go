@@ -22,6 +22,33 @@ const Direct = "direct"
 type Ports struct {
 	TLS int `json:"tls"`
 	H1C int `json:"h1c"`
+	// Admin is a control port a proxy cannot run without (GoDoxy's API), on the stack's
+	// address like the others, so that nothing of the stack listens where targets.json does not
+	// say; 0: the target has none.
+	Admin int `json:"admin,omitempty"`
+}
+
+// Offset moves every port of p by n (a second stack beside the first: the tests').
+func (p Ports) Offset(n int) Ports {
+	out := Ports{TLS: p.TLS + n, H1C: p.H1C + n}
+	if p.Admin != 0 {
+		out.Admin = p.Admin + n
+	}
+	return out
+}
+
+// kinds are p's ports by their targets.json key, Admin only when the target has one.
+func (p Ports) kinds() []portKind {
+	out := []portKind{{"tls", p.TLS}, {"h1c", p.H1C}}
+	if p.Admin != 0 {
+		out = append(out, portKind{"admin", p.Admin})
+	}
+	return out
+}
+
+type portKind struct {
+	kind string
+	n    int
 }
 
 // Config is targets.json: the one source of truth for hostnames, ports and shared tuning that
@@ -212,10 +239,7 @@ func (c *Config) validate() error {
 	owner := map[int]string{}
 	for _, name := range c.Names() {
 		p := c.Targets[name]
-		for _, port := range []struct {
-			kind string
-			n    int
-		}{{"tls", p.TLS}, {"h1c", p.H1C}} {
+		for _, port := range p.kinds() {
 			if port.n < 1 || port.n > 65535 {
 				errs = append(errs, fmt.Errorf("targets.%s.%s is %d: not a port", name, port.kind, port.n))
 				continue

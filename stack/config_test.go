@@ -39,6 +39,8 @@ func TestLoadConfig(t *testing.T) {
 		{"direct not upstream", func(s string) string { return strings.Replace(s, `"h1c":9000}`, `"h1c":9001}`, 1) }, "must match"},
 		{"duplicate port", func(s string) string { return strings.Replace(s, `"tls":8442`, `"tls":8441`, 1) }, "targets.nginx.tls: port 8441 is already caddy.tls"},
 		{"port out of range", func(s string) string { return strings.Replace(s, `"tls":8442`, `"tls":70000`, 1) }, "not a port"},
+		{"admin port taken", func(s string) string { return strings.Replace(s, `"h1c":8082}`, `"h1c":8082,"admin":8081}`, 1) }, "targets.nginx.h1c: port 8081 is already caddy.admin"},
+		{"admin port out of range", func(s string) string { return strings.Replace(s, `"h1c":8082}`, `"h1c":8082,"admin":-1}`, 1) }, "targets.caddy.admin is -1: not a port"},
 		{"zero workers", func(s string) string { return strings.Replace(s, `"workers":1`, `"workers":0`, 1) }, `"workers" is 0`},
 	}
 	for _, tc := range tests {

@@ -2,9 +2,12 @@ package stack
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +28,12 @@ type Definition struct {
 	Install   string            `json:"install"`
 	Protocols []string          `json:"protocols"`
 	Env       map[string]string `json:"env"`
+	// BinaryFile names the program whose sha256 identifies the build that runs, where
+	// Command[0] is a wrapper around it (GoDoxy's); empty: Command[0] itself.
+	BinaryFile string `json:"binary"`
+	// AdminPort says the proxy cannot run without a control port of its own (GoDoxy's API):
+	// targets.json must give the target an "admin" port (Vars.AdminPort).
+	AdminPort bool `json:"admin_port"`
 	// Optional targets may be missing: one no registry serves is skipped, not fatal, and
 	// IfMissing tells the user how to add it wherever the target shows.
 	Optional  bool   `json:"optional"`
@@ -99,6 +108,7 @@ type Vars struct {
 	Addr         string
 	TLSPort      int
 	H1CPort      int
+	AdminPort    int    // targets.json "admin": a control port the proxy needs (GoDoxy's API); 0: none
 	UpstreamAddr string // host:port, for configs that take them together
 	UpstreamHost string
 	UpstreamPort int
@@ -269,6 +279,34 @@ func (d *Definition) Environ(v Vars) ([]string, error) {
 // Binary resolves the proxy's binary, or says it is not installed.
 func (d *Definition) Binary(cacheBin string) (string, error) {
 	return LookBinary(d.Command[0], cacheBin)
+}
+
+// BinarySHA256 is the sha256 (hex) of the program that runs: BinaryFile's, or Command[0]'s,
+// links followed, so that a figure names the exact build that produced it.
+func (d *Definition) BinarySHA256(cacheBin string) (string, error) {
+	name := d.BinaryFile
+	if name == "" {
+		name = d.Command[0]
+	}
+	p, err := LookBinary(name, cacheBin)
+	if err != nil {
+		return "", err
+	}
+	return FileSHA256(p)
+}
+
+// FileSHA256 is the sha256 (hex) of a file's content, links followed.
+func FileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("sha256 of %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // LookBinary finds a program in the project's cache bin first, then on PATH.

@@ -88,3 +88,41 @@ func TestLookBinaryNotInstalled(t *testing.T) {
 		t.Fatalf("error = %v", err)
 	}
 }
+
+// The build a figure came from is named by the program that runs, not by a wrapper around it.
+func TestBinarySHA256(t *testing.T) {
+	t.Parallel()
+	bin := t.TempDir()
+	writeFile(t, bin, "wrapper", "#!/bin/sh\n")
+	writeFile(t, bin, "real", "the real program")
+	for _, tc := range []struct {
+		name, binary, want string
+	}{
+		{"command itself", "", "wrapper"},
+		{"binary named", `,"binary":"real"`, "real"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFile(t, dir, "p/target.json", `{"config":"c","command":["wrapper"],"version":["x"],"protocols":["h1"]`+tc.binary+`}`)
+			d, err := LoadDefinition(dir, "p")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := d.BinarySHA256(bin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := FileSHA256(bin + "/" + tc.want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("BinarySHA256 = %s, want %s's %s", got, tc.want, want)
+			}
+		})
+	}
+	// sha256sum's answer for the same content
+	if got, err := FileSHA256(bin + "/real"); got != "99fb4115e13eb126dc1ecda7d3e563a516a0a5569038ac1ee6d4450fc3b260ba" {
+		t.Errorf("FileSHA256 = %q, %v", got, err)
+	}
+}

@@ -45,12 +45,16 @@ func portHolder(network string, port int) string {
 	return fmt.Sprintf(" by pid %d (%s)", pid, comm)
 }
 
-// PortHolder finds the process with a socket bound to a port (TCP: listening) through
-// /proc/net/{tcp,udp}{,6} and fd links. Where several hold it (a master and its workers), it
-// is the eldest of them, the one whose parent does not hold it: the root of the tree. 0 when
-// /proc does not say.
-func PortHolder(network string, port int) (int, string) {
-	inodes := map[string]bool{}
+// Socket is one row of /proc/net/{tcp,udp}{,6}.
+type Socket struct {
+	Port  int
+	State string // TCP: 0A is LISTEN; UDP: 07 is unconnected (a listener), 01 connected
+	Inode string // what a /proc/<pid>/fd link names as "socket:[Inode]"
+}
+
+// Sockets are this network namespace's TCP or UDP sockets, IPv4 and IPv6 ("tcp" or "udp").
+func Sockets(network string) []Socket {
+	var out []Socket
 	for _, f := range []string{"/proc/net/" + network, "/proc/net/" + network + "6"} {
 		fh, err := os.Open(f)
 		if err != nil {
@@ -58,19 +62,32 @@ func PortHolder(network string, port int) (int, string) {
 		}
 		sc := bufio.NewScanner(fh)
 		for sc.Scan() {
+			// local_address is HEXIP:HEXPORT
 			fields := strings.Fields(sc.Text())
-			// local_address is HEXIP:HEXPORT; TCP state 0A is LISTEN (UDP sockets have no
-			// listening state: any bound one holds the port).
-			if len(fields) < 10 || (network == "tcp" && fields[3] != "0A") {
+			if len(fields) < 10 {
 				continue
 			}
 			i := strings.LastIndexByte(fields[1], ':')
-			p, err := strconv.ParseInt(fields[1][i+1:], 16, 32)
-			if err == nil && int(p) == port {
-				inodes["socket:["+fields[9]+"]"] = true
+			if p, err := strconv.ParseInt(fields[1][i+1:], 16, 32); err == nil {
+				out = append(out, Socket{Port: int(p), State: fields[3], Inode: fields[9]})
 			}
 		}
 		fh.Close()
+	}
+	return out
+}
+
+// PortHolder finds the process with a socket bound to a port (TCP: listening) through
+// /proc/net/{tcp,udp}{,6} and fd links. Where several hold it (a master and its workers), it
+// is the eldest of them, the one whose parent does not hold it: the root of the tree. 0 when
+// /proc does not say.
+func PortHolder(network string, port int) (int, string) {
+	inodes := map[string]bool{}
+	for _, so := range Sockets(network) {
+		// UDP sockets have no listening state: any bound one holds the port
+		if so.Port == port && (network != "tcp" || so.State == "0A") {
+			inodes["socket:["+so.Inode+"]"] = true
+		}
 	}
 	if len(inodes) == 0 {
 		return 0, ""

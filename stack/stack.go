@@ -88,7 +88,9 @@ func New(p Paths, out io.Writer) (*Stack, error) {
 // Running is a target the stack started.
 type Running struct {
 	Process
-	Version   string     `json:"version"`
+	Version string `json:"version"`
+	// SHA256 is the running program's (Definition.BinarySHA256; the upstream's for direct).
+	SHA256    string     `json:"sha256,omitempty"`
 	Ports     Ports      `json:"ports"`
 	Protocols []Protocol `json:"protocols"`
 	// TLS is what each TLS protocol (h1, h2, h3) negotiated when the target was verified.
@@ -179,6 +181,7 @@ func (s *Stack) vars(name string, certs Certs, runDir string, def *Definition) V
 		Addr:         s.Config.Address,
 		TLSPort:      p.TLS,
 		H1CPort:      p.H1C,
+		AdminPort:    p.Admin,
 		UpstreamAddr: net.JoinHostPort(s.Config.Address, strconv.Itoa(s.Config.Upstream.H1C)),
 		UpstreamHost: s.Config.Address,
 		UpstreamPort: s.Config.Upstream.H1C,
@@ -332,20 +335,20 @@ func (s *Stack) Restart(ctx context.Context, name string) (*Running, error) {
 	return r, s.saveState(st)
 }
 
-// checkPorts fails, naming every port taken, before anything starts: TCP for the TLS and
-// cleartext ports, and UDP for the TLS port of each target that serves h3.
+// checkPorts fails, naming every port taken, before anything starts: TCP for the TLS, cleartext
+// and admin ports, and UDP for the TLS port of each target that serves h3.
 func (s *Stack) checkPorts(names []string, defs map[string]*Definition) error {
 	var errs []error
 	seen := map[int]bool{}
 	seenUDP := map[int]bool{}
 	for _, n := range append([]string{Direct}, names...) {
 		p := s.Config.Targets[n]
-		for _, port := range []int{p.TLS, p.H1C} {
-			if seen[port] {
+		for _, port := range p.kinds() {
+			if seen[port.n] {
 				continue
 			}
-			seen[port] = true
-			if err := CheckPortFree(s.Config.Address, port); err != nil {
+			seen[port.n] = true
+			if err := CheckPortFree(s.Config.Address, port.n); err != nil {
 				errs = append(errs, fmt.Errorf("target %s: %w", n, err))
 			}
 		}
@@ -408,10 +411,14 @@ func (s *Stack) command(name string, def *Definition, certs Certs) (*command, er
 			"-tls-tickets=" + strconv.FormatBool(profile.Resumption),
 			"-udp-rcvbuf", strconv.Itoa(QUICReceiveBuffer),
 		}
-		r := &Running{Ports: p, Protocols: s.protocols(Direct, nil), Version: upstreamVersion(s.UpstreamBin())}
+		sum, _ := FileSHA256(s.UpstreamBin()) // built by make: started below or said missing there
+		r := &Running{Ports: p, Protocols: s.protocols(Direct, nil), Version: upstreamVersion(s.UpstreamBin()), SHA256: sum}
 		return &command{argv: argv, env: os.Environ(), dir: dir, running: r}, nil
 	}
 	v := s.vars(name, certs, dir, def)
+	if def.AdminPort && p.Admin == 0 {
+		return nil, fmt.Errorf("target %s: targets.%s in %s has no \"admin\" port, and %s cannot run without a control port of its own: add one (\"admin\": a free port)", name, name, s.TargetsFile, name)
+	}
 	if err := def.Render(v); err != nil {
 		return nil, err
 	}
@@ -427,7 +434,11 @@ func (s *Stack) command(name string, def *Definition, certs Certs) (*command, er
 	if err != nil {
 		return nil, err
 	}
-	r := &Running{Ports: p, Protocols: s.protocols(name, def), Version: s.Version(def, v), TLSDifferences: def.TLSDifferences}
+	sum, err := def.BinarySHA256(s.CacheBin())
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", name, err)
+	}
+	r := &Running{Ports: p, Protocols: s.protocols(name, def), Version: s.Version(def, v), SHA256: sum, TLSDifferences: def.TLSDifferences}
 	return &command{argv: argv, env: env, dir: dir, running: r}, nil
 }
 

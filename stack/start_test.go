@@ -37,3 +37,43 @@ func TestStartStopsATargetThatNeverGetsReady(t *testing.T) {
 		t.Fatalf("pid %d still running after its start-up failed", r.PID)
 	}
 }
+
+// A proxy that needs a control port (GoDoxy's API) is not started without one from
+// targets.json: it would listen where the stack did not say.
+func TestCommandNeedsAdminPort(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, dir, "proxies/p/target.json", `{"config":"c.tmpl","command":["sh"],"version":["sh"],"protocols":["h1c"],"admin_port":true}`)
+	writeFile(t, dir, "proxies/p/c.tmpl", "api {{.AdminPort}}\n")
+	d, err := LoadDefinition(dir+"/proxies", "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		ports Ports
+		want  string // "" for no error
+	}{
+		{"no admin port", Ports{TLS: 8441, H1C: 8081}, `targets.p in targets.json has no "admin" port`},
+		{"admin port", Ports{TLS: 8441, H1C: 8081, Admin: 8090}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Stack{Paths: Paths{RunDir: t.TempDir(), TargetsFile: "targets.json", CacheDir: t.TempDir()},
+				Config: &Config{Address: "127.0.0.1", Targets: map[string]Ports{"p": tc.ports}}}
+			_, err := s.command("p", d, Certs{})
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, _ := os.ReadFile(d.ConfigFile(s.RunDir + "/p"))
+				if string(got) != "api 8090\n" {
+					t.Errorf("rendered %q, want the admin port in it", got)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("command error = %v, want it to say %q", err, tc.want)
+			}
+		})
+	}
+}

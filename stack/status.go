@@ -14,6 +14,7 @@ import (
 type TargetStatus struct {
 	Name    string
 	Version string
+	SHA256  string             // the program's (Running.SHA256), "" when not installed
 	PID     int                // 0 when not running
 	Health  map[Protocol]error // per protocol the target serves, only when running
 	Problem string             // why the target cannot run, if it cannot
@@ -36,6 +37,7 @@ func (s *Stack) Status(ctx context.Context) ([]TargetStatus, error) {
 		row := TargetStatus{Name: n}
 		if n == Direct {
 			row.Version = upstreamVersion(s.UpstreamBin())
+			row.SHA256, _ = FileSHA256(s.UpstreamBin())
 		} else if d, err := LoadDefinition(s.ProxiesDir(), n); err != nil {
 			row.Problem = err.Error()
 		} else if _, err := d.Binary(s.CacheBin()); err != nil {
@@ -45,6 +47,7 @@ func (s *Stack) Status(ctx context.Context) ([]TargetStatus, error) {
 			}
 		} else {
 			row.Version = s.Version(d, s.vars(n, certs, filepath.Join(s.RunDir, n), d))
+			row.SHA256, _ = d.BinarySHA256(s.CacheBin())
 		}
 		if why := st.Missing[n]; why != "" && !st.IsUp(n) && Failed(why) {
 			row.Problem = why // what the last `make up` met
@@ -53,7 +56,10 @@ func (s *Stack) Status(ctx context.Context) ([]TargetStatus, error) {
 			r := st.Targets[n]
 			if st.Engine == EngineCompose {
 				// the container's binary, not this machine's (which it may not have)
-				row.Version, row.Problem = r.Version, ""
+				row.Version, row.SHA256, row.Problem = r.Version, r.SHA256, ""
+			}
+			if r.SHA256 != "" {
+				row.SHA256 = r.SHA256 // what runs, even if another build was installed since
 			}
 			row.PID = r.PID
 			row.Health = map[Protocol]error{}
@@ -90,7 +96,7 @@ func (s *Stack) Status(ctx context.Context) ([]TargetStatus, error) {
 // PrintStatus writes the rows as a table, with each failing probe's error below it.
 func PrintStatus(w io.Writer, rows []TargetStatus) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TARGET\tVERSION\tPID\tHEALTH\tTLS")
+	fmt.Fprintln(tw, "TARGET\tVERSION\tSHA256\tPID\tHEALTH\tTLS")
 	var notes []string
 	for _, r := range rows {
 		pid, health := "-", "down"
@@ -125,10 +131,18 @@ func PrintStatus(w io.Writer, rows []TargetStatus) {
 		if d := strings.TrimSpace(tlsSummary(r.TLS)); d != "" {
 			tlsDesc = r.TLSProfile + ": " + d
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, version, pid, health, tlsDesc)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, version, short(r.SHA256), pid, health, tlsDesc)
 	}
 	tw.Flush()
 	for _, n := range notes {
 		fmt.Fprintln(w, "  "+n)
 	}
+}
+
+// short is a sha256's first 12 hex digits, enough to tell builds apart in a table ("-": none).
+func short(sum string) string {
+	if sum == "" {
+		return "-"
+	}
+	return sum[:min(12, len(sum))]
 }

@@ -17,7 +17,7 @@ import (
 )
 
 // manifest is what ran where, written with the results (report.Bench.Manifest): k6's and every
-// target's version, the TLS profile and what each target's TLS protocols negotiated (tls:
+// target's version and the sha256 of its program (proxy_sha256), the TLS profile and what each target's TLS protocols negotiated (tls:
 // target → h1/h2/h3 → version, group, cipher, resumption), kernel, CPU model and count, the sha256 of targets.json, of every rendered
 // proxy config and of every scenario script, the profile, the pinning layout and the git commit
 // (and whether the tree had changes).
@@ -40,10 +40,13 @@ func manifest(ctx context.Context, s *stack.Stack, k6 string, names []string, pr
 		// a figure from a tree with changes is not reproducible from the commit alone
 		m["git_dirty"] = strings.TrimSpace(commandOutput(ctx, s.Root, "git", "status", "--porcelain", "--untracked-files=no")) != ""
 	}
-	proxies, installed := map[string]string{}, map[string]string{}
+	proxies, sums, installed := map[string]string{}, map[string]string{}, map[string]string{}
 	if st, err := s.LoadState(); err == nil {
 		for n, r := range st.Targets {
 			proxies[n] = r.Version
+			if r.SHA256 != "" {
+				sums[n] = r.SHA256
+			}
 			// which revision of a moving registry was taken (proxies/pins.sh)
 			if from := s.Installed(n); from != "" {
 				installed[n] = from
@@ -62,6 +65,7 @@ func manifest(ctx context.Context, s *stack.Stack, k6 string, names []string, pr
 		}
 	}
 	m["proxies"] = proxies
+	m["proxy_sha256"] = sums
 	m["installed_from"] = installed
 	hashes := map[string]string{}
 	if h := fileHash(s.TargetsFile); h != "" {

@@ -1,9 +1,9 @@
 #!/bin/sh
-# proxybench-godoxy: lays out GoDoxy's fixed config directory, then runs
-# the real GoDoxy in place of this shell (exec: the stack keeps its pid).
+# proxybench-godoxy: lays out GoDoxy's fixed config directory, gives its API credentials of this
+# run's own, then runs the real GoDoxy in place of this shell (exec: the stack keeps its pid).
 #
 #   proxybench-godoxy RENDERED_CONFIG   run GoDoxy (cwd: the target's run directory)
-#   proxybench-godoxy --version         the real binary's version, from its Go build info
+#   proxybench-godoxy --version         the real binary's version, as it prints it at start-up
 #
 # install.sh links this script as $PROXYBENCH_CACHE/bin/proxybench-godoxy and the
 # real binary as $PROXYBENCH_CACHE/bin/godoxy-release. GoDoxy has no flags:
@@ -17,15 +17,26 @@ if [ ! -x "$real" ]; then
   exit 1
 fi
 
+# GoDoxy fetches icon lists from two CDNs at start, with no setting to stop it; Go's client sends
+# any host but loopback through HTTPS_PROXY, so pointing it at a closed loopback port fails
+# those fetches at once, with no DNS lookup, while the upstream (127.0.0.1) is reached directly.
+export HTTPS_PROXY=http://127.0.0.1:1 HTTP_PROXY=http://127.0.0.1:1 NO_PROXY=
+
+# random_hex N: N random bytes as hex, from the kernel
+random_hex() { od -An -N"$1" -tx1 /dev/urandom | tr -d ' \n'; }
+
 if [ "${1:-}" = "--version" ]; then
-  # GoDoxy prints its version only in its start-up log; its Makefile stamps
-  # it with -ldflags "-X <package>.version=vX.Y.Z", which Go records in the
-  # binary's build info
-  v=""
-  if command -v go >/dev/null 2>&1; then
-    v="$(go version -m "$real" 2>/dev/null |
-      sed -n 's/.*-X [^ ]*\.version=\(v\{0,1\}[0-9][0-9A-Za-z.+-]*\).*/\1/p' | head -n1)"
-  fi
+  # GoDoxy has no version flag (it would start serving), and its release build records the
+  # version only where its start-up line prints it. So it starts in a scratch directory with a
+  # config it rejects: it prints "GoDoxy version vX.Y.Z", then exits before it listens.
+  scratch="$(mktemp -d)"
+  trap 'rm -rf "$scratch"' EXIT
+  mkdir "$scratch/config"
+  echo "proxybench_version_check: {}" >"$scratch/config/config.yml"
+  out="$(cd "$scratch" && GODOXY_HTTP_ADDR=127.0.0.1:0 GODOXY_HTTPS_ADDR=127.0.0.1:0 \
+    GODOXY_API_ADDR=127.0.0.1:0 GODOXY_DEBUG_DISABLE_AUTH=true \
+    timeout 10 "$real" 2>&1 </dev/null || true)"
+  v="$(printf '%s\n' "$out" | sed -n 's/.*GoDoxy version \(v[0-9][0-9A-Za-z.+-]*\).*/\1/p' | head -n1)"
   echo "godoxy ${v:-version unknown}"
   exit 0
 fi
@@ -45,4 +56,15 @@ if [ ! -s config/bench.yml ]; then
   echo "godoxy: $1 has no second YAML document (the route file)" >&2
   exit 1
 fi
+
+# GoDoxy refuses to start its API (and so to start at all) without credentials. Fresh ones for
+# every run, never a fixed password: readable only by you, in api-credentials beside the log.
+umask 077
+GODOXY_API_USER=proxybench
+GODOXY_API_PASSWORD="$(random_hex 24)"
+# its login tokens' key (base64): random too, as GoDoxy itself would pick, but without its warning
+GODOXY_API_JWT_SECRET="$(head -c 32 /dev/urandom | base64 -w0)"
+printf 'GODOXY_API_USER=%s\nGODOXY_API_PASSWORD=%s\n' "$GODOXY_API_USER" "$GODOXY_API_PASSWORD" >api-credentials
+export GODOXY_API_USER GODOXY_API_PASSWORD GODOXY_API_JWT_SECRET
+umask 022
 exec "$real"
