@@ -136,6 +136,8 @@ lint: # gofmt and go vet on every Go module
 # The tests hold GoDoxy to every check whenever a binary is at hand: GODOXY_BIN, or the test
 # build CI keeps beside the clone (no registry serves GoDoxy).
 test: GODOXY_BIN := $(or $(GODOXY_BIN),$(wildcard $(CURDIR)/../shared/godoxy/godoxy))
+# …and never download anything: GODOXY_RELEASE (from .env, say) is for `make setup` only.
+test: GODOXY_RELEASE :=
 test: setup influxd test-deps lint # Unit tests, k6 inspect of every scenario, and the end-to-end test on a real stack
 	$(GO) test -count=1 -timeout 30m ./...
 	cd extensions && $(GO) test -count=1 -timeout 10m ./...

@@ -494,9 +494,9 @@ func (h *harness) down(t *testing.T) {
 	}
 	for _, n := range h.cfg.Names() {
 		p := h.cfg.Targets[n]
-		checks := []check{{p.TLS, stack.CheckPortFree}, {p.H1C, stack.CheckPortFree}}
-		if p.Admin != 0 {
-			checks = append(checks, check{p.Admin, stack.CheckPortFree})
+		var checks []check
+		for _, port := range p.TCP() {
+			checks = append(checks, check{port.Port, stack.CheckPortFree})
 		}
 		if h.serves(n, "h3") {
 			checks = append(checks, check{p.TLS, stack.CheckUDPPortFree})
@@ -577,8 +577,8 @@ func TestBenchReport(t *testing.T) {
 	}
 	for _, n := range h.cfg.Names() {
 		p := h.cfg.Targets[n]
-		for _, port := range []int{p.TLS, p.H1C} {
-			if err := stack.CheckPortFree(h.cfg.Address, port); err != nil {
+		for _, port := range p.TCP() {
+			if err := stack.CheckPortFree(h.cfg.Address, port.Port); err != nil {
 				t.Errorf("after bench: %v", err)
 			}
 		}

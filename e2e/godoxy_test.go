@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -84,16 +86,52 @@ func (h *harness) checkGoDoxy(t *testing.T) {
 		}
 	})
 
-	t.Run("files kept in the run directory", func(t *testing.T) {
-		for _, d := range []string{"config", "data"} {
-			if _, err := os.Stat(filepath.Join(dir, d)); err != nil {
-				t.Errorf("GoDoxy's %s/ is not in its run directory: %v", d, err)
+	t.Run("works in its run directory", func(t *testing.T) {
+		// GoDoxy writes config/, data/ and error_pages/ relative to where it runs
+		cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", r.PID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cwd != dir {
+			t.Errorf("GoDoxy runs in %s, want its run directory %s", cwd, dir)
+		}
+		for _, f := range []string{"config/config.yml", "config/bench.yml", "data"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Errorf("GoDoxy's %s is not in its run directory: %v", f, err)
 			}
-			if _, err := os.Stat(filepath.Join(h.root, d)); err == nil {
-				t.Errorf("%s/ appeared in the repository: GoDoxy wrote outside its run directory", d)
+		}
+		// and any file it holds open for writing is the run's
+		fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", r.PID))
+		for _, fd := range fds {
+			l, err := os.Readlink(fd)
+			if err != nil || !strings.HasPrefix(l, "/") || strings.HasPrefix(l, "/dev/") || strings.HasPrefix(l, h.run+"/") {
+				continue
+			}
+			if openForWriting(t, r.PID, filepath.Base(fd)) {
+				t.Errorf("GoDoxy holds %s open for writing, outside the stack's run directory %s", l, h.run)
 			}
 		}
 	})
+}
+
+// openForWriting tells from /proc/PID/fdinfo/FD whether the descriptor was opened with
+// O_WRONLY or O_RDWR ("flags:" is octal).
+func openForWriting(t *testing.T, pid int, fd string) bool {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%s", pid, fd))
+	if err != nil {
+		return false // closed since
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "flags:"); ok {
+			flags, err := strconv.ParseUint(strings.TrimSpace(v), 8, 64)
+			if err != nil {
+				t.Fatalf("fdinfo %s of pid %d: flags %q", fd, pid, v)
+			}
+			return flags&(syscall.O_WRONLY|syscall.O_RDWR) != 0
+		}
+	}
+	return false
 }
 
 // api is a URL on GoDoxy's API (the admin port).

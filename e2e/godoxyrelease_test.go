@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -39,7 +40,7 @@ func TestGoDoxyReleaseFetch(t *testing.T) {
 		case "/v9.9.9/" + asset:
 			_, _ = w.Write(good)
 		case "/v9.9.8/" + asset:
-			_, _ = w.Write(append([]byte{}, append(good, '#')...)) // not the listed file
+			_, _ = w.Write(append(slices.Clip(good), '#')) // not the listed file
 		default:
 			http.NotFound(w, r)
 		}

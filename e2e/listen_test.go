@@ -17,9 +17,9 @@ func (h *harness) checkListeners(t *testing.T) {
 	t.Helper()
 	st := readState(t, h.run)
 	for n, r := range st.Targets {
-		want := map[string][]int{"tcp": {r.Ports.TLS, r.Ports.H1C}, "udp": nil}
-		if r.Ports.Admin != 0 {
-			want["tcp"] = append(want["tcp"], r.Ports.Admin)
+		want := map[string][]int{}
+		for _, p := range r.Ports.TCP() {
+			want["tcp"] = append(want["tcp"], p.Port)
 		}
 		if slices.Contains(r.Protocols, stack.H3) {
 			want["udp"] = []int{r.Ports.TLS}

@@ -36,8 +36,9 @@ type Bench struct {
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished"`
 	// Manifest: what ran where. Keys the report reads (any others are listed as they are):
-	// "k6_version", "proxies" (name → version), "proxy_sha256" (name → its program's sha256), "kernel", "cpu_model", "cpus" (number: the
-	// CPUs client, proxies and upstream share), "config_hashes" (name → hash), "profile",
+	// "k6_version", "proxies" (name → version), "proxy_sha256" (name → its program's sha256),
+	// "kernel", "cpu_model", "cpus" (number: the CPUs client, proxies and upstream share),
+	// "config_hashes" (name → hash), "profile",
 	// "pinning" (the layout in use, e.g. "none" or "client 0, proxy 1, upstream 1"),
 	// "git_commit".
 	Manifest map[string]any `json:"manifest,omitempty"`

@@ -37,18 +37,19 @@ func (p Ports) Offset(n int) Ports {
 	return out
 }
 
-// kinds are p's ports by their targets.json key, Admin only when the target has one.
-func (p Ports) kinds() []portKind {
-	out := []portKind{{"tls", p.TLS}, {"h1c", p.H1C}}
+// TCP are the target's TCP ports by their targets.json key, admin only when it has one.
+func (p Ports) TCP() []NamedPort {
+	out := []NamedPort{{"tls", p.TLS}, {"h1c", p.H1C}}
 	if p.Admin != 0 {
-		out = append(out, portKind{"admin", p.Admin})
+		out = append(out, NamedPort{"admin", p.Admin})
 	}
 	return out
 }
 
-type portKind struct {
-	kind string
-	n    int
+// NamedPort is a port with its targets.json key.
+type NamedPort struct {
+	Kind string
+	Port int
 }
 
 // Config is targets.json: the one source of truth for hostnames, ports and shared tuning that
@@ -239,15 +240,15 @@ func (c *Config) validate() error {
 	owner := map[int]string{}
 	for _, name := range c.Names() {
 		p := c.Targets[name]
-		for _, port := range p.kinds() {
-			if port.n < 1 || port.n > 65535 {
-				errs = append(errs, fmt.Errorf("targets.%s.%s is %d: not a port", name, port.kind, port.n))
+		for _, port := range p.TCP() {
+			if port.Port < 1 || port.Port > 65535 {
+				errs = append(errs, fmt.Errorf("targets.%s.%s is %d: not a port", name, port.Kind, port.Port))
 				continue
 			}
-			if prev, dup := owner[port.n]; dup {
-				errs = append(errs, fmt.Errorf("targets.%s.%s: port %d is already %s's", name, port.kind, port.n, prev))
+			if prev, dup := owner[port.Port]; dup {
+				errs = append(errs, fmt.Errorf("targets.%s.%s: port %d is already %s's", name, port.Kind, port.Port, prev))
 			}
-			owner[port.n] = name + "." + port.kind
+			owner[port.Port] = name + "." + port.Kind
 		}
 	}
 	return errors.Join(errs...)

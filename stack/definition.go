@@ -31,6 +31,10 @@ type Definition struct {
 	// BinaryFile names the program whose sha256 identifies the build that runs, where
 	// Command[0] is a wrapper around it (GoDoxy's); empty: Command[0] itself.
 	BinaryFile string `json:"binary"`
+	// InstallEnv are variables that choose what Install installs (GODOXY_BIN, GODOXY_RELEASE):
+	// when one is set, the script runs even though the target is installed, so that a new
+	// choice replaces the old one rather than being ignored. The script must be idempotent.
+	InstallEnv []string `json:"install_env"`
 	// AdminPort says the proxy cannot run without a control port of its own (GoDoxy's API):
 	// targets.json must give the target an "admin" port (Vars.AdminPort).
 	AdminPort bool `json:"admin_port"`
@@ -279,6 +283,16 @@ func (d *Definition) Environ(v Vars) ([]string, error) {
 // Binary resolves the proxy's binary, or says it is not installed.
 func (d *Definition) Binary(cacheBin string) (string, error) {
 	return LookBinary(d.Command[0], cacheBin)
+}
+
+// installAsked is the first InstallEnv variable set, as NAME=value; "" when none is.
+func (d *Definition) installAsked() string {
+	for _, k := range d.InstallEnv {
+		if v := os.Getenv(k); v != "" {
+			return k + "=" + v
+		}
+	}
+	return ""
 }
 
 // BinarySHA256 is the sha256 (hex) of the program that runs: BinaryFile's, or Command[0]'s,

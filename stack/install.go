@@ -39,7 +39,8 @@ func Label(why string) string {
 // an optional target nobody installed: a run with such a target is not a clean run.
 func Failed(why string) bool { return why != "" && Label(why) != LabelNotInstalled }
 
-// Install runs the install script of every proxy whose binary is missing. Scripts are
+// Install runs the install script of every proxy whose binary is missing, or whose InstallEnv
+// asks for a new one. Scripts are
 // idempotent and pinned; they put binaries in the cache or install Debian packages. A target that
 // cannot be installed is returned in unavailable with why, and the others are installed all the
 // same: "not installed: …" (an optional target no registry serves, with how to add it) or, with
@@ -54,7 +55,7 @@ func (s *Stack) Install(ctx context.Context, defs map[string]*Definition) (unava
 	sort.Strings(names)
 	for _, n := range names {
 		d := defs[n]
-		if _, err := d.Binary(s.CacheBin()); err == nil {
+		if _, err := d.Binary(s.CacheBin()); err == nil && d.installAsked() == "" {
 			continue
 		}
 		// Two stacks (a user's and the test's) may install the same proxy at once; one waits.
@@ -99,13 +100,17 @@ func (s *Stack) lockInstall(name string) (unlock func(), err error) {
 // in the cache beside what the script records of a success (installed/NAME), for `make status`.
 func (s *Stack) install(ctx context.Context, d *Definition) (why string, err error) {
 	n := d.Name
-	if _, err := d.Binary(s.CacheBin()); err == nil {
+	asked := d.installAsked()
+	if _, err := d.Binary(s.CacheBin()); err == nil && asked == "" {
 		return "", nil
 	}
 	if d.Install == "" {
 		return "", fmt.Errorf("target %s: %s is not installed and proxies/%s/target.json names no install script", n, d.Command[0], n)
 	}
-	s.logf("%-8s installing (proxies/%s/%s)", n, n, d.Install)
+	if asked != "" {
+		asked = ", " + asked
+	}
+	s.logf("%-8s installing (proxies/%s/%s%s)", n, n, d.Install, asked)
 	t0 := time.Now()
 	var tail bytes.Buffer
 	cmd := exec.CommandContext(ctx, "bash", d.Install)
@@ -118,7 +123,8 @@ func (s *Stack) install(ctx context.Context, d *Definition) (why string, err err
 	cmd.Stdout, cmd.Stderr = w, w
 	failed := s.installedPath(n) + ".failed"
 	if err := cmd.Run(); err != nil {
-		if d.Optional {
+		var exit *exec.ExitError
+		if d.Optional && errors.As(err, &exit) && exit.ExitCode() == ExitNotGiven {
 			s.logf("%-8s skipped (optional): %s", n, d.NotInstalled())
 			return d.NotInstalled(), nil
 		}
@@ -135,6 +141,12 @@ func (s *Stack) install(ctx context.Context, d *Definition) (why string, err err
 	s.logf("%-8s installed in %v", n, time.Since(t0).Round(time.Second))
 	return "", nil
 }
+
+// ExitNotGiven is the exit status of an optional target's install script that was given nothing
+// to install (GoDoxy with neither GODOXY_BIN nor GODOXY_RELEASE): the target is "not
+// installed", said with how to add it. Any other failure, such as a download refused for its
+// sha256, is an install failure like any target's.
+const ExitNotGiven = 3
 
 // InstallError is an install script's failure, with the last lines it printed.
 type InstallError struct {

@@ -73,7 +73,8 @@ func TestInstallKeepGoing(t *testing.T) {
 	defs := map[string]*Definition{
 		"a": def("a", "echo 'install: the pin is gone' >&2; exit 1", false),
 		"b": def("b", works, false),
-		"c": def("c", "exit 1", true),
+		"c": def("c", "exit 3", true), // optional, given nothing: not installed
+		"d": def("d", "echo 'install: the download has another sha256' >&2; exit 1", true),
 	}
 
 	s := &Stack{Paths: Paths{CacheDir: t.TempDir()}, KeepGoing: true}
@@ -81,7 +82,8 @@ func TestInstallKeepGoing(t *testing.T) {
 	if err != nil {
 		t.Fatalf("KeepGoing: %v", err)
 	}
-	if got["a"] != "install failed: the pin is gone" || !strings.HasPrefix(got["c"], "not installed: ") || got["b"] != "" || len(got) != 2 {
+	if got["a"] != "install failed: the pin is gone" || !strings.HasPrefix(got["c"], "not installed: ") || got["b"] != "" ||
+		got["d"] != "install failed: the download has another sha256" || len(got) != 3 {
 		t.Errorf("unavailable = %q", got)
 	}
 	if _, err := defs["b"].Binary(s.CacheBin()); err != nil {
@@ -94,6 +96,38 @@ func TestInstallKeepGoing(t *testing.T) {
 	s = &Stack{Paths: Paths{CacheDir: t.TempDir()}}
 	if _, err := s.Install(context.Background(), defs); err == nil || !strings.Contains(err.Error(), "target a: install script proxies/a/install.sh failed") {
 		t.Errorf("without KeepGoing: error %v, want a's failure", err)
+	}
+}
+
+// A variable that chooses what to install (GODOXY_BIN) runs the script again though the target is
+// installed: a new binary given replaces the old one instead of being ignored.
+func TestInstallEnvRunsTheScriptAgain(t *testing.T) {
+	dir := t.TempDir()
+	script := `mkdir -p "$PROXYBENCH_CACHE/bin" && printf '#!/bin/sh\n' >"$PROXYBENCH_CACHE/bin/proxybench-test-e" && chmod +x "$PROXYBENCH_CACHE/bin/proxybench-test-e" && echo run >>"$PROXYBENCH_CACHE/runs"`
+	if err := os.WriteFile(filepath.Join(dir, "install.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := &Definition{Name: "e", Dir: dir, Command: []string{"proxybench-test-e"}, Install: "install.sh", InstallEnv: []string{"PROXYBENCH_TEST_E_BIN"}}
+	s := &Stack{Paths: Paths{CacheDir: t.TempDir()}}
+	runs := func() int {
+		data, _ := os.ReadFile(filepath.Join(s.CacheDir, "runs"))
+		return strings.Count(string(data), "run")
+	}
+	for i, tc := range []struct {
+		env  string
+		want int // script runs so far
+	}{
+		{"", 1},  // not installed: runs
+		{"", 1},  // installed, nothing asked: does not run
+		{"x", 2}, // installed, a binary given: runs again
+	} {
+		t.Setenv("PROXYBENCH_TEST_E_BIN", tc.env)
+		if _, err := s.Install(context.Background(), map[string]*Definition{"e": d}); err != nil {
+			t.Fatal(err)
+		}
+		if got := runs(); got != tc.want {
+			t.Errorf("install %d (PROXYBENCH_TEST_E_BIN=%q): the script ran %d times in all, want %d", i+1, tc.env, got, tc.want)
+		}
 	}
 }
 

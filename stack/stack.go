@@ -343,12 +343,12 @@ func (s *Stack) checkPorts(names []string, defs map[string]*Definition) error {
 	seenUDP := map[int]bool{}
 	for _, n := range append([]string{Direct}, names...) {
 		p := s.Config.Targets[n]
-		for _, port := range p.kinds() {
-			if seen[port.n] {
+		for _, port := range p.TCP() {
+			if seen[port.Port] {
 				continue
 			}
-			seen[port.n] = true
-			if err := CheckPortFree(s.Config.Address, port.n); err != nil {
+			seen[port.Port] = true
+			if err := CheckPortFree(s.Config.Address, port.Port); err != nil {
 				errs = append(errs, fmt.Errorf("target %s: %w", n, err))
 			}
 		}

@@ -35,32 +35,35 @@ func (s *Stack) Status(ctx context.Context) ([]TargetStatus, error) {
 	var rows []TargetStatus
 	for _, n := range s.Config.Names() {
 		row := TargetStatus{Name: n}
-		if n == Direct {
+		switch {
+		case st.IsUp(n):
+			// what runs, as recorded when it started: a build installed since, or a compose
+			// container's binary, is not what answers (and asking GoDoxy starts a process)
+			r := st.Targets[n]
+			row.Version, row.SHA256 = r.Version, r.SHA256
+		case n == Direct:
 			row.Version = upstreamVersion(s.UpstreamBin())
 			row.SHA256, _ = FileSHA256(s.UpstreamBin())
-		} else if d, err := LoadDefinition(s.ProxiesDir(), n); err != nil {
-			row.Problem = err.Error()
-		} else if _, err := d.Binary(s.CacheBin()); err != nil {
-			row.Problem = d.NotInstalled()
-			if why := s.installFailure(n); why != "" && !d.Optional {
-				row.Problem = LabelInstallFail + ": " + why
+		default:
+			d, err := LoadDefinition(s.ProxiesDir(), n)
+			switch {
+			case err != nil:
+				row.Problem = err.Error()
+			case !installed(d, s.CacheBin()):
+				row.Problem = d.NotInstalled()
+				if why := s.installFailure(n); why != "" && !d.Optional {
+					row.Problem = LabelInstallFail + ": " + why
+				}
+			default:
+				row.Version = s.Version(d, s.vars(n, certs, filepath.Join(s.RunDir, n), d))
+				row.SHA256, _ = d.BinarySHA256(s.CacheBin())
 			}
-		} else {
-			row.Version = s.Version(d, s.vars(n, certs, filepath.Join(s.RunDir, n), d))
-			row.SHA256, _ = d.BinarySHA256(s.CacheBin())
-		}
-		if why := st.Missing[n]; why != "" && !st.IsUp(n) && Failed(why) {
-			row.Problem = why // what the last `make up` met
+			if why := st.Missing[n]; why != "" && Failed(why) {
+				row.Problem = why // what the last `make up` met
+			}
 		}
 		if st.IsUp(n) {
 			r := st.Targets[n]
-			if st.Engine == EngineCompose {
-				// the container's binary, not this machine's (which it may not have)
-				row.Version, row.SHA256, row.Problem = r.Version, r.SHA256, ""
-			}
-			if r.SHA256 != "" {
-				row.SHA256 = r.SHA256 // what runs, even if another build was installed since
-			}
 			row.PID = r.PID
 			row.Health = map[Protocol]error{}
 			row.TLS = map[Protocol]*Negotiated{}
@@ -145,4 +148,9 @@ func short(sum string) string {
 		return "-"
 	}
 	return sum[:min(12, len(sum))]
+}
+
+func installed(d *Definition, cacheBin string) bool {
+	_, err := d.Binary(cacheBin)
+	return err == nil
 }

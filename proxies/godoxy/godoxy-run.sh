@@ -13,7 +13,7 @@ set -eu
 
 real="$(dirname "$0")/godoxy-release"
 if [ ! -x "$real" ]; then
-  echo "godoxy: $real is missing: run proxies/godoxy/install.sh with GODOXY_BIN set" >&2
+  echo "godoxy: $real is missing: make setup TARGETS=godoxy with GODOXY_BIN=/path/to/godoxy or GODOXY_RELEASE=vX.Y.Z" >&2
   exit 1
 fi
 
@@ -33,9 +33,9 @@ if [ "${1:-}" = "--version" ]; then
   trap 'rm -rf "$scratch"' EXIT
   mkdir "$scratch/config"
   echo "proxybench_version_check: {}" >"$scratch/config/config.yml"
+  # (within the stack's 10 s for a version, so a hang still leaves the output to read)
   out="$(cd "$scratch" && GODOXY_HTTP_ADDR=127.0.0.1:0 GODOXY_HTTPS_ADDR=127.0.0.1:0 \
-    GODOXY_API_ADDR=127.0.0.1:0 GODOXY_DEBUG_DISABLE_AUTH=true \
-    timeout 10 "$real" 2>&1 </dev/null || true)"
+    GODOXY_API_ADDR=127.0.0.1:0 timeout 5 "$real" 2>&1 </dev/null || true)"
   v="$(printf '%s\n' "$out" | sed -n 's/.*GoDoxy version \(v[0-9][0-9A-Za-z.+-]*\).*/\1/p' | head -n1)"
   echo "godoxy ${v:-version unknown}"
   exit 0
@@ -58,13 +58,16 @@ if [ ! -s config/bench.yml ]; then
 fi
 
 # GoDoxy refuses to start its API (and so to start at all) without credentials. Fresh ones for
-# every run, never a fixed password: readable only by you, in api-credentials beside the log.
-umask 077
+# every start, never a fixed password: readable only by you, in api-credentials beside the log.
 GODOXY_API_USER=proxybench
 GODOXY_API_PASSWORD="$(random_hex 24)"
 # its login tokens' key (base64): random too, as GoDoxy itself would pick, but without its warning
 GODOXY_API_JWT_SECRET="$(head -c 32 /dev/urandom | base64 -w0)"
-printf 'GODOXY_API_USER=%s\nGODOXY_API_PASSWORD=%s\n' "$GODOXY_API_USER" "$GODOXY_API_PASSWORD" >api-credentials
+if [ "${#GODOXY_API_PASSWORD}" -ne 48 ] || [ -z "$GODOXY_API_JWT_SECRET" ]; then
+  echo "godoxy: could not read random bytes from /dev/urandom for the API credentials" >&2
+  exit 1
+fi
+rm -f api-credentials
+(umask 077 && printf 'GODOXY_API_USER=%s\nGODOXY_API_PASSWORD=%s\n' "$GODOXY_API_USER" "$GODOXY_API_PASSWORD" >api-credentials)
 export GODOXY_API_USER GODOXY_API_PASSWORD GODOXY_API_JWT_SECRET
-umask 022
 exec "$real"

@@ -13,6 +13,8 @@
 # Tests point the download elsewhere: GODOXY_RELEASE_URL (default GoDoxy's GitHub releases)
 # and GODOXY_RELEASE_SHA256 (default release.sha256 beside this script).
 set -euo pipefail
+# fetch_release runs in $(…): without this, a failed step inside it would go unnoticed
+shopt -s inherit_errexit
 cd "$(dirname "$0")"
 # shellcheck source-path=SCRIPTDIR
 . ../pins.sh
@@ -47,8 +49,12 @@ fetch_release() {
     echo "install: GODOXY_RELEASE=$version is not a release tag: give one like v0.31.0" >&2
     return 1
   fi
+  if [ ! -r "$sums" ]; then
+    echo "install: GODOXY_RELEASE=$version: cannot read the list of release sha256s $sums" >&2
+    return 1
+  fi
   # release.sha256 lines: "<sha256>  <tag>/<asset>", as sha256sum prints them
-  want="$(awk -v f="$version/$asset" '$1 !~ /^#/ && $2 == f { print $1 }' "$sums" 2>/dev/null | head -n1)"
+  want="$(tr -d '\r' <"$sums" | awk -v f="$version/$asset" '$1 !~ /^#/ && $2 == f { print tolower($1); exit }')"
   if [ -z "$want" ]; then
     echo "install: GODOXY_RELEASE=$version: $sums keeps no sha256 for $version/$asset, so nothing is downloaded." >&2
     echo "  Add the line \"<sha256>  $version/$asset\" from a source you trust (the release page's digest," >&2
@@ -63,7 +69,13 @@ fetch_release() {
   mkdir -p "$dir"
   part="$(mktemp "$dir/.$asset.XXXXXX")"
   echo "install: godoxy: fetching $release_url/$version/$asset" >&2
-  if ! curl --fail --silent --show-error --location --proto '=https,http' --max-time 300 \
+  if ! command -v curl >/dev/null; then
+    rm -f "$part"
+    echo "install: GODOXY_RELEASE needs curl: apt-get install curl" >&2
+    return 1
+  fi
+  # GODOXY_RELEASE_URL may be http (the tests' loopback server); a redirect may not drop to it
+  if ! curl --fail --silent --show-error --location --proto '=https,http' --proto-redir '=https' --max-time 300 \
     --output "$part" "$release_url/$version/$asset"; then
     rm -f "$part"
     echo "install: GODOXY_RELEASE=$version: could not download $release_url/$version/$asset (is $version a GoDoxy release, and is the internet reachable?)" >&2
@@ -100,7 +112,7 @@ if [ -z "$real" ]; then
 fi
 if [ -z "$real" ]; then
   echo "godoxy is not installed: give GODOXY_BIN=/path/to/godoxy, or GODOXY_RELEASE=vX.Y.Z to download GoDoxy's release binary (needs the internet; the Go module proxy does not serve it)" >&2
-  exit 1
+  exit 3 # given nothing: the stack says "not installed" (stack.ExitNotGiven), not "failed"
 fi
 if [ ! -f "$real" ] || [ ! -x "$real" ]; then
   echo "install: GODOXY_BIN=$real is not an executable file" >&2
