@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -78,9 +77,7 @@ func inLocation(directive string) [2]string {
 // plus the nginx variants, added as folders (PROXYBENCH_PROXIES) and to the targets file.
 func variantHarness(t *testing.T, offset int, variants ...nginxVariant) *harness {
 	t.Helper()
-	t.Setenv("E2E_PORT_OFFSET", strconv.Itoa(portOffset(t)+offset))
-	t.Setenv("E2E_TARGETS", stack.Direct)
-	h := newHarness(t)
+	h := harnessAt(t, offset, stack.Direct)
 	proxies := t.TempDir()
 	copyHelpers(t, filepath.Join(h.root, "proxies"), proxies)
 	var names []string

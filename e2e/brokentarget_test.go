@@ -3,7 +3,6 @@ package e2e
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -20,9 +19,7 @@ import (
 // works, one whose install script fails as a withdrawn Debian revision makes it fail, and a copy
 // of nginx that returns a short body.
 func TestBrokenTargetsDoNotStopTheRest(t *testing.T) {
-	t.Setenv("E2E_PORT_OFFSET", strconv.Itoa(portOffset(t)+400))
-	t.Setenv("E2E_TARGETS", stack.Direct)
-	h := newHarness(t)
+	h := harnessAt(t, 400, stack.Direct)
 	const good, noinstall, unverified = "good", "noinstall", "unverified"
 
 	// An install cache of the test's own, so that the failure it records is not the user's;

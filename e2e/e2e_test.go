@@ -109,6 +109,20 @@ func newHarness(t *testing.T) *harness {
 	return h
 }
 
+// harnessAt is a harness on ports of its own, offset beyond the default stack's (each test
+// that brings a stack up takes its own offset, so that one left behind cannot collide), for
+// direct plus targets (E2E_TARGETS' form).
+func harnessAt(t *testing.T, offset int, targets string) *harness {
+	t.Helper()
+	off := portOffset(t) + offset
+	if off > 50000 {
+		off -= 2 * offset
+	}
+	t.Setenv("E2E_PORT_OFFSET", strconv.Itoa(off))
+	t.Setenv("E2E_TARGETS", targets)
+	return newHarness(t)
+}
+
 func (h *harness) env(extra ...string) []string {
 	env := append(os.Environ(),
 		"TARGETS_FILE="+h.targets, "PROXYBENCH_RUN="+h.run, "RESULTS_DIR="+h.results,
@@ -523,13 +537,7 @@ func (h *harness) down(t *testing.T) {
 // statistics, the resources sampled per run, vs-direct, the equal-load pass, report.md and
 // report.html, and that bench brought its stack down.
 func TestBenchReport(t *testing.T) {
-	off := portOffset(t) + 100
-	if off > 50000 {
-		off -= 200
-	}
-	t.Setenv("E2E_PORT_OFFSET", strconv.Itoa(off))
-	t.Setenv("E2E_TARGETS", "nginx")
-	h := newHarness(t)
+	h := harnessAt(t, 100, "nginx")
 	const testid = "e2e-bench"
 	t.Cleanup(func() {
 		// bench stops its stack itself; only a failed run may leave one behind.

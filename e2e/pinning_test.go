@@ -20,9 +20,7 @@ import (
 // result valid. A 2-CPU machine has room for the client apart from the rest only:
 // client=first CPU, proxy and upstream the second.
 func TestPinnedStack(t *testing.T) {
-	t.Setenv("E2E_PORT_OFFSET", strconv.Itoa(portOffset(t)+200))
-	t.Setenv("E2E_TARGETS", "nginx")
-	h := newHarness(t)
+	h := harnessAt(t, 200, "nginx")
 	avail, err := stack.AvailableCPUs()
 	if err != nil {
 		t.Fatal(err)

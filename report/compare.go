@@ -206,7 +206,28 @@ func PrintCompare(w io.Writer, a, b *Bench, changes []Change) error {
 			figureText(c.Metric, c.A), c.A.N, cvCompare(c.A), figureText(c.Metric, c.B), c.B.N, cvCompare(c.B),
 			pctText(c.ChangePct), c.Verdict())
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// Said under the table too, where a cell "only in A" is read: its B file may be the one
+	// that could not be read.
+	for _, side := range []struct {
+		name string
+		b    *Bench
+	}{{"A", a}, {"B", b}} {
+		if len(side.b.Unreadable) == 0 {
+			continue
+		}
+		files := make([]string, len(side.b.Unreadable))
+		for i, u := range side.b.Unreadable {
+			files[i] = u.File
+		}
+		if _, err := fmt.Fprintf(w, "\nnote: %s (%s) leaves out %d result file(s) it could not read, so their runs are missing above: %s\n",
+			side.name, side.b.TestID, len(files), strings.Join(files, ", ")); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func figureText(metric string, s runner.Summary) string {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/proxybench/proxybench/runner"
+	"github.com/proxybench/proxybench/stack"
 )
 
 // BenchFile is the saved run's name in results/<testid>/.
@@ -48,6 +50,18 @@ type Bench struct {
 	Settings  map[string]string `json:"settings,omitempty"`
 	Cells     []Cell            `json:"cells"`
 	EqualLoad []EqualLoadCell   `json:"equal_load"`
+	// Unreadable are the files of the folder that are results, or claim to be (a truncated
+	// *.json, one of another schema), but could not be read: FromResults leaves them out of
+	// every figure and lists them here, so that the report says what it lacks instead of
+	// silently measuring less. A *.json that is plainly not a result (no schema, no scenario:
+	// k6's --summary-export, notes) is not one of them.
+	Unreadable []Unreadable `json:"unreadable,omitempty"`
+}
+
+// Unreadable is one result file a rebuilt bench left out, and why.
+type Unreadable struct {
+	File  string `json:"file"`  // relative to the bench's folder
+	Error string `json:"error"` // names the file, with line:column where JSON says (path:1:2345: …)
 }
 
 // Cell is one scenario against one target over one protocol, over its repeated runs.
@@ -455,11 +469,13 @@ func Load(dir string) (*Bench, error) {
 		return nil, err
 	}
 	var b Bench
-	if err := json.Unmarshal(data, &b); err != nil {
-		return nil, fmt.Errorf("parse %s: %w", filepath.Join(dir, BenchFile), err)
+	if err := stack.DecodeJSON(filepath.Join(dir, BenchFile), data, &b, false); err != nil {
+		// Not rebuilt from the result files behind the user's back: that would drop the
+		// resources and the manifest, which only bench.json holds.
+		return nil, fmt.Errorf("%w\n(%s is the saved run; restore it, or move it out of %s to rebuild the report from the per-run result files, without resources or manifest)", err, BenchFile, dir)
 	}
 	if b.Schema != 1 {
-		return nil, fmt.Errorf("%s: bench schema %d, this report reads schema 1", filepath.Join(dir, BenchFile), b.Schema)
+		return nil, fmt.Errorf("%s: %s", filepath.Join(dir, BenchFile), runner.SchemaMismatch("bench", b.Schema, 1))
 	}
 	return &b, nil
 }
@@ -498,19 +514,22 @@ func FromResults(dir string) (*Bench, error) {
 	}
 	sort.Strings(files)
 	b := &Bench{Schema: 1}
-	var notResults []string
 	for _, f := range files {
 		rf, err := loadRun(f)
 		if err != nil {
-			if errors.Is(err, errNotResult) {
-				notResults = append(notResults, f)
-				continue
+			if !errors.Is(err, errNotResult) {
+				// One bad file does not cost the report every other run: it is left out
+				// and listed (Unreadable).
+				b.Unreadable = append(b.Unreadable, Unreadable{File: relTo(dir, f), Error: err.Error()})
 			}
-			return nil, err
+			continue
 		}
 		b.addIn(dir, f, rf, nil)
 	}
 	if len(b.Cells) == 0 && len(b.EqualLoad) == 0 {
+		if len(b.Unreadable) > 0 {
+			return nil, fmt.Errorf("no %s and no readable result file in %s:\n%s", BenchFile, dir, strings.Join(b.UnreadableLines(), "\n"))
+		}
 		return nil, fmt.Errorf("no %s and no result files in %s", BenchFile, dir)
 	}
 	if b.TestID == "" {
@@ -538,23 +557,35 @@ type runFile struct {
 	Dashboard string
 }
 
+// errNotResult is a *.json that is plainly something else than a result: skipped in silence.
 var errNotResult = errors.New("not a result file")
 
+// loadRun reads a result file. A file that is JSON but no result (not an object, or one with
+// neither "schema" nor "scenario": k6's --summary-export, a note) is errNotResult; one that
+// is not JSON at all (truncated: k6 or the machine stopped while writing it) or claims to be a
+// result and is not one this proxybench reads (another schema, no scenario) is an error that
+// says so.
 func loadRun(path string) (*runFile, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var head struct {
-		Schema   *int   `json:"schema"`
-		Scenario string `json:"scenario"`
+	var head map[string]json.RawMessage
+	if err := json.Unmarshal(data, &head); err != nil {
+		if _, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+			return nil, fmt.Errorf("%s: %w", path, errNotResult) // JSON, but no object
+		}
+		return nil, stack.JSONError(path, data, err)
 	}
-	if json.Unmarshal(data, &head) != nil || head.Schema == nil || head.Scenario == "" {
+	if head["schema"] == nil && head["scenario"] == nil {
 		return nil, fmt.Errorf("%s: %w", path, errNotResult)
 	}
 	r, err := runner.LoadResult(path)
 	if err != nil {
 		return nil, err
+	}
+	if r.Scenario == "" {
+		return nil, fmt.Errorf("%s: no scenario: not a result file of proxybench", path)
 	}
 	var rest struct {
 		Config    map[string]any     `json:"config"`
@@ -575,6 +606,27 @@ func loadRun(path string) (*runFile, error) {
 		rf.Rate = v
 	}
 	return rf, nil
+}
+
+// UnreadableLines are the files the bench left out, one line each, with why.
+func (b *Bench) UnreadableLines() []string {
+	out := make([]string, len(b.Unreadable))
+	for i, u := range b.Unreadable {
+		out[i] = "  " + u.Error
+	}
+	return out
+}
+
+// WarnUnreadable writes to w what b left out (nothing when it left nothing out): who is the
+// command ("report", "compare: B"), dir the bench's folder and again the command to run once
+// the files are dealt with.
+func WarnUnreadable(w io.Writer, who, dir string, b *Bench, again string) {
+	if len(b.Unreadable) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%s: warning: %d result file(s) of %s could not be read; every other run is counted, these are left out:\n%s\n",
+		who, len(b.Unreadable), dir, strings.Join(b.UnreadableLines(), "\n"))
+	fmt.Fprintf(w, "%s: their runs are not measured: run those cells again, or move the files out of %s, then %s\n", who, dir, again)
 }
 
 // runFileRE matches the repeat number the runner puts in the name of a run's result file

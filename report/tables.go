@@ -712,6 +712,10 @@ func invalidList(b *Bench) (invalid, notRun []string) {
 			invalid = append(invalid, fmt.Sprintf("equal-load %s %s: %s", e.Proto, e.Target, strings.Join(e.Invalid, "; ")))
 		}
 	}
+	// a result file the rebuild could not read: its run is in no table, so it is said here
+	for _, u := range b.Unreadable {
+		invalid = append(invalid, fmt.Sprintf("unreadable result file, left out: %s", u.Error))
+	}
 	return invalid, notRun
 }
 

@@ -3,7 +3,6 @@
 package runner
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 
@@ -69,11 +68,24 @@ func LoadResult(path string) (*Result, error) {
 		return nil, err
 	}
 	var r Result
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("parse %s: %w", path, err)
+	// Not strict: a result file carries more than Result reads (url, config, k6's summary).
+	if err := stack.DecodeJSON(path, data, &r, false); err != nil {
+		return nil, err
 	}
-	if r.Schema != 1 {
-		return nil, fmt.Errorf("%s: result schema %d, this runner reads schema 1", path, r.Schema)
+	if r.Schema != ResultSchema {
+		return nil, fmt.Errorf("%s: %s", path, SchemaMismatch("result", r.Schema, ResultSchema))
 	}
 	return &r, nil
+}
+
+// ResultSchema is the `schema` of the result files this proxybench writes and reads.
+const ResultSchema = 1
+
+// SchemaMismatch says that a file of kind ("result", "bench") has schema got where this
+// proxybench reads want, and what that likely means.
+func SchemaMismatch(kind string, got, want int) string {
+	if got == 0 {
+		return fmt.Sprintf("no %s schema (want %d): not a %s file of proxybench", kind, want, kind)
+	}
+	return fmt.Sprintf("%s schema %d, this proxybench reads schema %d: written by another version of proxybench", kind, got, want)
 }

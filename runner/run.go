@@ -174,6 +174,10 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 			res = &sampled
 		}
 	}
+	if ctx.Err() != nil {
+		// killed by the runner on Ctrl-C or SIGTERM: whatever k6 wrote is not a whole run
+		return fail(fmt.Errorf("k6 run %s (target %s) interrupted: not measured", j.Scenario, j.Target)), nil
+	}
 	var exit *exec.ExitError
 	if runErr != nil && !(errors.As(runErr, &exit) && exit.ExitCode() == thresholdsFailed) {
 		if got, err := LoadResult(summary); err == nil {

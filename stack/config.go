@@ -3,9 +3,7 @@
 package stack
 
 import (
-	"bytes"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -191,11 +189,9 @@ func LoadConfig(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read targets file: %w", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var c Config
-	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("parse %s: %w", path, err)
+	if err := DecodeJSON(path, data, &c, true); err != nil {
+		return nil, err
 	}
 	if err := c.validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -283,13 +279,23 @@ func (c *Config) Select(spec string) ([]string, error) {
 		return c.Names(), nil
 	}
 	spec = strings.TrimSpace(spec)
+	valid := "valid targets are all, " + strings.Join(c.Names(), ", ")
 	var out []string
 	for _, n := range strings.Split(spec, ",") {
 		n = strings.TrimSpace(n)
+		if n == "" || slices.Contains(out, n) {
+			continue // "nginx," or "nginx,nginx": nginx, once
+		}
+		if n == "all" {
+			return nil, fmt.Errorf("target list %q: all stands alone (every target), not in a list; %s", spec, valid)
+		}
 		if _, ok := c.Targets[n]; !ok {
-			return nil, fmt.Errorf("unknown target %q: valid targets are all, %s", n, strings.Join(c.Names(), ", "))
+			return nil, fmt.Errorf("unknown target %q: %s", n, valid)
 		}
 		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("target list %q names no target: %s", spec, valid)
 	}
 	return out, nil
 }

@@ -77,6 +77,9 @@ func TestSelect(t *testing.T) {
 		{"", "direct,caddy,nginx", ""},
 		{"nginx, direct", "nginx,direct", ""},
 		{"ngnix", "", "unknown target \"ngnix\": valid targets are all, direct, caddy, nginx"},
+		{"nginx,,nginx, ", "nginx", ""},
+		{" , ", "", `target list "," names no target: valid targets are all, direct, caddy, nginx`},
+		{"all,nginx", "", `target list "all,nginx": all stands alone (every target), not in a list; valid targets are all, direct, caddy, nginx`},
 	}
 	for _, tc := range tests {
 		got, err := c.Select(tc.spec)
@@ -175,5 +178,39 @@ func TestRepositoryTargetsFile(t *testing.T) {
 		if _, err := LoadDefinition("../proxies", n); err != nil {
 			t.Errorf("target %s is in targets.json but its folder does not load: %v", n, err)
 		}
+	}
+}
+
+// A malformed targets file fails naming the file and the line:column of the fault, so that an
+// editor can jump there.
+func TestLoadConfigSaysWhere(t *testing.T) {
+	t.Parallel()
+	// goodConfig's second line is `"upload_limit_bytes":1024,"upstream":{"h1c":9000},…`.
+	tests := []struct {
+		name   string
+		mutate func(string) string
+		want   string // after "<path>:"
+	}{
+		{"syntax", func(s string) string {
+			return strings.Replace(s, `"upstream":{"h1c":9000}`, `"upstream":{"h1c":9000,}`, 1)
+		}, `2:50: invalid character '}' looking for beginning of object key string`},
+		{"truncated", func(s string) string { return s[:strings.Index(s, "\n")+10] }, `2:9: unexpected end of JSON input (the file is truncated or a bracket is missing)`},
+		{"after the value", func(s string) string { return s + "\n}" }, `6:1: invalid character '}' after top-level value`},
+		{"wrong type", func(s string) string { return strings.Replace(s, `"workers":1`, `"workers":"1"`, 1) }, `1:60: "workers" is a JSON string, want a whole number`},
+		{"wrong nested type", func(s string) string {
+			return strings.Replace(s, `"upstream":{"h1c":9000}`, `"upstream":{"h1c":true}`, 1)
+		}, `2:48: "upstream.h1c" is a JSON bool, want a whole number`},
+		{"unknown key", func(s string) string { return strings.Replace(s, `"upstream":{`, `"upstrem":{`, 1) }, `2:27: unknown field "upstrem"`},
+		{"not an object", func(string) string { return "[1]" }, `1:1: the file is a JSON array, want an object`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := writeFile(t, t.TempDir(), "targets.json", tc.mutate(goodConfig))
+			_, err := LoadConfig(p)
+			if err == nil || err.Error() != p+":"+tc.want {
+				t.Fatalf("LoadConfig error = %v, want %s:%s", err, p, tc.want)
+			}
+		})
 	}
 }

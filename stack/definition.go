@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"text/template"
@@ -61,11 +61,9 @@ func LoadDefinition(proxiesDir, name string) (*Definition, error) {
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", name, err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	d := &Definition{Name: name, Dir: dir}
-	if err := dec.Decode(d); err != nil {
-		return nil, fmt.Errorf("target %s: parse %s: %w", name, path, err)
+	if err := DecodeJSON(path, data, d, true); err != nil {
+		return nil, fmt.Errorf("target %s: %w", name, err)
 	}
 	var errs []error
 	if d.Config == "" {
@@ -225,15 +223,51 @@ func (d *Definition) ConfigFile(runDir string) string {
 // Render writes the proxy's config from its template.
 func (d *Definition) Render(v Vars) error {
 	tmplPath := filepath.Join(d.Dir, d.Config)
-	t, err := template.New(d.Config).Option("missingkey=error").ParseFiles(tmplPath)
+	t, err := template.New(filepath.Base(d.Config)).Option("missingkey=error").ParseFiles(tmplPath)
 	if err != nil {
-		return fmt.Errorf("target %s: parse config template: %w", d.Name, err)
+		return fmt.Errorf("target %s: parse config template %s", d.Name, templateError(tmplPath, err))
 	}
 	var buf bytes.Buffer
 	if err := t.Execute(&buf, v); err != nil {
-		return fmt.Errorf("target %s: render %s: %w", d.Name, tmplPath, err)
+		return fmt.Errorf("target %s: render config template %s", d.Name, templateError(tmplPath, err))
 	}
 	return os.WriteFile(v.ConfigFile, buf.Bytes(), 0o644)
+}
+
+// templateError says a text/template error with the template's path where the package gives
+// its base name alone ("template: nginx.conf.tmpl:12: …" becomes "proxies/nginx/nginx.conf.tmpl:12: …"),
+// so that the file at fault is named whichever proxy it is; a field Vars lacks gets the list
+// of those it has.
+func templateError(path string, err error) string {
+	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, "template: "+filepath.Base(path)+":"); ok {
+		msg = path + ":" + rest
+	} else {
+		msg = path + ": " + strings.TrimPrefix(msg, "template: ")
+	}
+	if strings.Contains(msg, "can't evaluate field") {
+		msg += "; the fields are " + strings.Join(varsFields(reflect.TypeFor[Vars](), "."), ", ") + " (CONTRIBUTING.md)"
+	}
+	return msg
+}
+
+// varsFields are the fields and methods of t a template may use, as it spells them: .Name, .TLS.Group, …
+func varsFields(t reflect.Type, prefix string) []string {
+	var out []string
+	for f := range t.Fields() {
+		if !f.IsExported() {
+			continue
+		}
+		if f.Type.Kind() == reflect.Struct {
+			out = append(out, varsFields(f.Type, prefix+f.Name+".")...)
+			continue
+		}
+		out = append(out, prefix+f.Name)
+	}
+	for i := range t.NumMethod() {
+		out = append(out, prefix+t.Method(i).Name) // .TLS.CaddyCurve, …
+	}
+	return out
 }
 
 // expand renders each word of a command (or each value of env) as a template.

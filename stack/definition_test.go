@@ -2,6 +2,7 @@ package stack
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -124,5 +125,41 @@ func TestBinarySHA256(t *testing.T) {
 	// sha256sum's answer for the same content
 	if got, err := FileSHA256(bin + "/real"); got != "99fb4115e13eb126dc1ecda7d3e563a516a0a5569038ac1ee6d4450fc3b260ba" {
 		t.Errorf("FileSHA256 = %q, %v", got, err)
+	}
+}
+
+// A malformed target.json fails naming the file and the line:column; a malformed config
+// template fails at render naming the template's path and line, whichever proxy it is.
+func TestDefinitionErrorsSayWhere(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := writeFile(t, dir, "p/target.json", "{\n  \"config\": \"c.tmpl\",\n  \"command\": [\"sh\"]\n  \"version\": [\"sh\"]\n}")
+	_, err := LoadDefinition(dir, "p")
+	if want := "target p: " + path + ":4:3: invalid character '\"' after object key:value pair"; err == nil || err.Error() != want {
+		t.Errorf("LoadDefinition error = %v, want %s", err, want)
+	}
+
+	writeFile(t, dir, "p/target.json", `{"config":"c.tmpl","command":["sh"],"version":["sh"],"protocols":["h1"]}`)
+	tmpl := filepath.Join(dir, "p", "c.tmpl")
+	tests := []struct {
+		name, body, want string
+	}{
+		{"parse", "listen {{.H1CPort}};\nserver {{.Host}\n", tmpl + `:2: bad character U+007D '}'`},
+		{"unknown function", "a\nb\n{{nope .Host}}\n", tmpl + `:3: function "nope" not defined`},
+		{"unknown field", "a\n  {{.Nope}}\n", tmpl + `:2:4: executing "c.tmpl" at <.Nope>: can't evaluate field Nope in type stack.Vars; the fields are .Name, .Host,`},
+		{"method error", "{{.TLS.CaddyCurve}}", tmpl + `:1:6: executing "c.tmpl" at <.TLS.CaddyCurve>: error calling CaddyCurve: TLS group P-999: Caddy 2.6`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			writeFile(t, dir, "p/c.tmpl", tc.body)
+			d, err := LoadDefinition(dir, "p")
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = d.Render(Vars{ConfigFile: d.ConfigFile(t.TempDir()), TLS: TLSVars{Group: "P-999"}})
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "target p: ") {
+				t.Fatalf("Render error = %v, want it to name the target and contain %q", err, tc.want)
+			}
+		})
 	}
 }

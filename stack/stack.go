@@ -68,6 +68,11 @@ type Stack struct {
 	// claims, is recorded in the state with why ("install failed: …", "not verified: …") and
 	// the others go on. Off (targets the user named), such a failure is an error at once.
 	KeepGoing bool
+
+	// starting is the state Up is building: each process is written into it the moment it
+	// starts, not once all are ready, so that a controller killed meanwhile (kill -9) leaves a
+	// state from which `make down` stops every process it started.
+	starting *State
 }
 
 // New loads the targets file; TLS_PROFILE, when set, picks the TLS profile instead of its
@@ -147,12 +152,18 @@ func (s *Stack) LoadState() (*State, error) {
 	return st, nil
 }
 
+// saveState replaces state.json whole (a new file renamed over it): a controller killed while
+// writing must not leave a truncated state that `down` cannot read.
 func (s *Stack) saveState(st *State) error {
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(s.statePath(), data, 0o644)
+	tmp := s.statePath() + ".new"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, s.statePath())
 }
 
 // Definitions loads the folders of the named targets (direct has none: it is the upstream).
@@ -234,7 +245,7 @@ func (s *Stack) Up(ctx context.Context, names []string) (err error) {
 	}
 	names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return missing[n] != "" })
 	if _, err := os.Stat(s.UpstreamBin()); err != nil {
-		return fmt.Errorf("target direct: %s is missing: run `make setup` (or `make upstream`)", s.UpstreamBin())
+		return fmt.Errorf("target direct: %s is missing: run `make setup`", s.UpstreamBin())
 	}
 	if err := s.checkPorts(names, defs); err != nil {
 		return err
@@ -254,10 +265,16 @@ func (s *Stack) Up(ctx context.Context, names []string) (err error) {
 	st := &State{Started: time.Now(), Targets: map[string]*Running{}, Missing: missing, Pin: s.Pin}
 	profile, tlsProfile := s.Config.TLS()
 	st.TLSProfile, st.TLS = profile, &tlsProfile
+	s.starting = st
+	defer func() { s.starting = nil }()
 	s.logf("TLS profile %s: TLS %s, %s, %s, %s", profile, tlsProfile.Version, tlsProfile.Group, tlsProfile.Cipher, resumptionWord(tlsProfile.Resumption))
 	defer func() {
 		if err != nil {
-			s.stopAll(st)
+			// on an interrupt too: the state then says nothing runs, as is the case
+			if stopErr := s.stopAll(st); stopErr == nil {
+				clear(st.Targets)
+				_ = s.saveState(st)
+			}
 			return
 		}
 		err = s.saveState(st)
@@ -286,6 +303,22 @@ func (s *Stack) Up(ctx context.Context, names []string) (err error) {
 		st.Targets[n] = r
 	}
 	return nil
+}
+
+// recordStarting writes a process Up has just started (or, r nil, stopped again) into the state
+// on disk; outside Up it does nothing.
+func (s *Stack) recordStarting(name string, r *Running) {
+	if s.starting == nil {
+		return
+	}
+	if r == nil {
+		delete(s.starting.Targets, name)
+	} else {
+		s.starting.Targets[name] = r
+	}
+	if err := s.saveState(s.starting); err != nil {
+		s.logf("%-8s could not record its pid in %s: %v (make down may miss it)", name, s.statePath(), err)
+	}
 }
 
 // FirstLine is the first line of s, trimmed: the reason of an error whose details follow it.
@@ -464,6 +497,7 @@ func (s *Stack) start(ctx context.Context, name string, r *Running, argv, env []
 		return fmt.Errorf("target %s: %w", name, err)
 	}
 	r.Process = *p
+	s.recordStarting(name, r)
 	t0 := time.Now()
 	err = s.waitReady(ctx, name, r, prober)
 	if err == nil {
@@ -474,6 +508,7 @@ func (s *Stack) start(ctx context.Context, name string, r *Running, argv, env []
 		if stopErr := r.Stop(10 * time.Second); stopErr != nil {
 			err = errors.Join(err, stopErr)
 		}
+		s.recordStarting(name, nil)
 		return err
 	}
 	s.logf("%-8s up   pid %-7d %-22s ready in %v%s", name, r.PID, r.Version, time.Since(t0).Round(time.Millisecond), tlsSummary(r.TLS))

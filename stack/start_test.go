@@ -2,6 +2,7 @@ package stack
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -76,4 +77,26 @@ func TestCommandNeedsAdminPort(t *testing.T) {
 			}
 		})
 	}
+}
+
+// One controller per run directory: a second `up` or `bench` is told who runs, and the
+// directory is free again once the first lets go (or dies: the kernel drops a flock).
+func TestLockSaysWhoHoldsTheRunDirectory(t *testing.T) {
+	t.Parallel()
+	s := &Stack{Paths: Paths{RunDir: t.TempDir()}}
+	unlock, err := s.Lock("bench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Lock("up")
+	want := fmt.Sprintf("is in use by `proxybench bench` (pid %d, started ", os.Getpid())
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("second Lock: %v, want it to say %q", err, want)
+	}
+	unlock()
+	unlock, err = s.Lock("up")
+	if err != nil {
+		t.Fatalf("Lock after unlock: %v", err)
+	}
+	unlock()
 }

@@ -24,6 +24,19 @@ const shutdownGrace = 5 * time.Second
 
 const defaultUploadLimit = 8 << 20
 
+// readHeaderTimeout bounds how long a connection may take to send a request's
+// headers (and, on -tls, its TLS handshake), counted from its first byte or,
+// on a new connection, from accept: a client that trickles them or never
+// finishes (slowloris) is disconnected, without an answer, rather than holding a
+// connection and a goroutine for ever. It cannot cut a long /sse or /stream,
+// a slow /upload body or a WebSocket: it ends once the headers are read, and
+// the body, the response and a hijacked connection have no deadline at all
+// (no ReadTimeout or WriteTimeout, which would). Nor does it close idle
+// keep-alive connections: net/http uses it for those only through
+// IdleTimeout and ReadTimeout, both unset (see start). 10 s is far above any
+// bench client's header time on loopback.
+const readHeaderTimeout = 10 * time.Second
+
 type config struct {
 	h1c         string
 	tls         string
@@ -36,6 +49,9 @@ type config struct {
 	tlsGroup      string // the one key exchange offered; empty: Go's defaults
 	tlsTickets    bool   // session tickets, hence resumption (Go's server has no session cache)
 	udpRcvBuf     int    // SO_RCVBUF of the -h3 socket, bytes; 0: quic-go's own (it raises it towards 7 MiB)
+	// readHeaderTimeout is not a flag: 0 is the production readHeaderTimeout;
+	// tests set less, to see a slow client cut without waiting 10 s.
+	readHeaderTimeout time.Duration
 }
 
 // tlsGroups are the -tls-group names: OpenSSL's and BoringSSL's, as in targets.json.

@@ -15,7 +15,19 @@ type intParam struct {
 }
 
 func (p intParam) rangeError(got string) error {
-	return fmt.Errorf("%s must be an integer in %d..%d, got %q", p.name, p.min, p.max, got)
+	return fmt.Errorf("%s must be an integer in %d..%d, got %q", p.name, p.min, p.max, clip(got))
+}
+
+// maxEcho is how much of a client's value an error message quotes: enough to
+// recognise it, and an answer to bad input that does not grow with the input.
+const maxEcho = 64
+
+// clip cuts s to maxEcho bytes, marking the cut.
+func clip(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	return s[:maxEcho] + "..."
 }
 
 // parseInts fills out[i] with ps[i] read from a raw query string. Unknown

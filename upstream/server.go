@@ -8,7 +8,6 @@ import (
 	"log"
 	"net"
 	"net/http"
-	"time"
 
 	"github.com/gorilla/websocket"
 )
@@ -53,10 +52,14 @@ func start(cfg config, logger *log.Logger) (*instance, error) {
 	// HTTP/2 only ever applies to the TLS listener: cleartext stays HTTP/1.1
 	// (no h2c), the protocol every proxy uses towards the upstream.
 	protocols.SetHTTP2(true)
+	headerTimeout := cfg.readHeaderTimeout
+	if headerTimeout <= 0 {
+		headerTimeout = readHeaderTimeout
+	}
 	hs := &http.Server{
 		Handler:           s,
 		Protocols:         &protocols,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: headerTimeout,
 		// No IdleTimeout: the proxies own their keep-alive pools; an upstream
 		// closing idle connections would race their reuse and show up as
 		// proxy errors that are not the proxy's fault.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 )
 
 var (
@@ -19,25 +20,19 @@ var (
 func (s *server) serveUpload(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost && r.Method != http.MethodPut {
 		w.Header()["Allow"] = allowUpload
-		http.Error(w, fmt.Sprintf("/upload accepts POST and PUT, not %s", r.Method), http.StatusMethodNotAllowed)
+		http.Error(w, fmt.Sprintf("/upload accepts POST and PUT, not %s", clip(r.Method)), http.StatusMethodNotAllowed)
 		return
 	}
 	// A declared length over the limit is refused before reading a byte;
 	// a chunked body is counted as it comes, by MaxBytesReader.
 	if r.ContentLength > s.uploadLimit {
-		if r.ProtoMajor == 1 {
-			// Without it net/http reads the body it was told to refuse
-			// before answering: closing the connection is the way to answer
-			// at once. (On HTTP/2 it would GOAWAY every other stream.)
-			w.Header()["Connection"] = connectionClose
-		}
-		s.tooLarge(w)
+		s.tooLarge(w, r)
 		return
 	}
 	n, err := io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, s.uploadLimit))
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			s.tooLarge(w)
+			s.tooLarge(w, r)
 			return
 		}
 		http.Error(w, fmt.Sprintf("reading the upload after %d bytes: %v", n, err), http.StatusBadRequest)
@@ -54,6 +49,21 @@ func (s *server) serveUpload(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(b)
 }
 
-func (s *server) tooLarge(w http.ResponseWriter) {
+// tooLarge answers 413 and, on HTTP/1.1, closes the connection without
+// reading any more of the body.
+func (s *server) tooLarge(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor == 1 {
+		// Without it net/http reads the body it was told to refuse
+		// before answering: closing the connection is the way to answer
+		// at once. (On HTTP/2 it would GOAWAY every other stream.)
+		w.Header()["Connection"] = connectionClose
+		// Even so, once the handler returns, net/http reads up to 256 KiB
+		// more of the body, with no deadline (the server has no
+		// ReadTimeout): a client that stops sending after its chunked or
+		// declared-too-long body is refused would hold the connection for
+		// ever. A deadline already past ends that read, and the connection
+		// closes once the 413 is out.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	}
 	http.Error(w, fmt.Sprintf("upload larger than the limit of %d bytes (-upload-limit)", s.uploadLimit), http.StatusRequestEntityTooLarge)
 }

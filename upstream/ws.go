@@ -17,6 +17,14 @@ const wsWelcome = `{"hello":"bench"}`
 // shutdown before its connection is dropped.
 const wsCloseWait = 2 * time.Second
 
+// wsReadLimit is the largest message a client may send (the sum of its
+// frames), as -upload-limit's default is the largest upload: a frame or
+// message declared or grown beyond it gets close 1009 (message too big) and
+// the connection is dropped. Memory does not depend on it (messages are
+// streamed through a 4 KiB buffer, never held whole); it bounds how long one
+// message can keep the echo busy, and refuses a length no bench client sends.
+const wsReadLimit = defaultUploadLimit
+
 var upgrader = websocket.Upgrader{
 	ReadBufferSize:  4096,
 	WriteBufferSize: 4096,
@@ -29,7 +37,10 @@ var wsWelcomeMsg = []byte(wsWelcome)
 
 // serveWS sends the welcome, then echoes every message with its own type
 // (text as text, binary as binary) until the client closes. Messages are
-// streamed through, not held, so their size is not bounded by memory.
+// streamed through, not held, so memory does not grow with their size (up to
+// wsReadLimit). A frame gorilla finds malformed (unmasked, a reserved opcode
+// or bit, a control frame over 125 bytes) gets close 1002 and ends the
+// connection, as does a client that goes away mid-frame.
 func (s *server) serveWS(w http.ResponseWriter, r *http.Request) {
 	c, err := upgrader.Upgrade(w, r, nil) // answers the failed upgrades itself
 	if err != nil {
@@ -38,6 +49,7 @@ func (s *server) serveWS(w http.ResponseWriter, r *http.Request) {
 	s.ws.add(c)
 	defer s.ws.remove(c)
 	defer c.Close()
+	c.SetReadLimit(wsReadLimit)
 
 	if err := c.WriteMessage(websocket.TextMessage, wsWelcomeMsg); err != nil {
 		return

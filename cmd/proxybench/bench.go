@@ -55,46 +55,71 @@ func listFlag(name, spec string, valid []string) ([]string, error) {
 		if v == "" {
 			continue
 		}
+		if v == "all" {
+			return nil, fmt.Errorf("%s=%q: all stands alone, not in a list: valid are all, or a comma-separated list of %s", name, spec, strings.Join(valid, ", "))
+		}
 		if !slices.Contains(valid, v) {
-			return nil, fmt.Errorf("unknown %s %q: valid are %s", name, v, strings.Join(valid, ", "))
+			return nil, fmt.Errorf("unknown %s %q: valid are all, or a comma-separated list of %s", name, v, strings.Join(valid, ", "))
 		}
 		if !slices.Contains(out, v) {
 			out = append(out, v)
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s is empty: valid are %s", name, strings.Join(valid, ", "))
+		return nil, fmt.Errorf("%s=%q names nothing: valid are all, or a comma-separated list of %s", name, spec, strings.Join(valid, ", "))
 	}
 	return out, nil
 }
 
+// envSwitch is the switch key of the environment, as the Makefile reads one (truthy): on when
+// 1, true or yes, off when empty, 0, false or no; anything else is an error, not "off", so that
+// a typo is not a bench without what was asked for.
+func envSwitch(key string) (bool, error) {
+	switch v := strings.ToLower(envString(key, "")); v {
+	case "1", "true", "yes":
+		return true, nil
+	case "", "0", "false", "no":
+		return false, nil
+	default:
+		return false, fmt.Errorf("%s=%q: a switch is 1, true or yes (on), or empty, 0, false or no (off)", key, os.Getenv(key))
+	}
+}
+
 func parseBenchFlags(args []string) (*benchFlags, error) {
+	dashOn, err := envSwitch("DASHBOARD")
+	if err != nil {
+		return nil, err
+	}
+	restartOn, err := envSwitch("RESTART")
+	if err != nil {
+		return nil, err
+	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	protos := fs.String("protos", envString("PROTOS", "all"), "protocols: all or a comma-separated list of h1, h1c, h2, h3")
 	modes := fs.String("modes", envString("MODES", "all"), "connection patterns: all or a comma-separated list of reused, fresh, probe")
 	runs := fs.String("runs", envString("RUNS", ""), "runs per throughput cell (default: smoke 1, stable 5, stress 3)")
-	dash := fs.Bool("dashboard", envString("DASHBOARD", "") == "1", "keep k6's web dashboard HTML export of every run")
+	dash := fs.Bool("dashboard", dashOn, "keep k6's web dashboard HTML export of every run")
 	pin := pinFlag(fs)
-	restart := fs.Bool("restart", envString("RESTART", "") == "1", "restart the target before each of its runs, so that no run inherits another's state")
+	restart := fs.Bool("restart", restartOn, "restart the target before each of its runs, so that no run inherits another's state")
 	check := fs.Bool("check", false, "check the flags and targets, then exit (make bench does, before setup)")
 	f, err := parseRunFlags(fs, args)
 	if err != nil {
 		return nil, err
 	}
 	b := &benchFlags{runFlags: f, dashboard: *dash, restart: *restart, runs: profileRuns[f.profile], check: *check}
-	if b.pin, err = parsePin(*pin); err != nil {
-		return nil, err
-	}
 	if b.protos, err = listFlag("PROTOS", *protos, allProtos); err != nil {
 		return nil, err
 	}
 	if b.modes, err = listFlag("MODES", *modes, allModes); err != nil {
 		return nil, err
 	}
+	if b.pin, err = parsePin(*pin); err != nil {
+		return nil, err
+	}
 	if *runs != "" {
-		n, err := strconv.Atoi(*runs)
+		n, err := strconv.Atoi(strings.TrimSpace(*runs))
 		if err != nil || n < 1 || n > 100 {
-			return nil, fmt.Errorf("RUNS=%q: want a whole number in 1..100", *runs)
+			return nil, fmt.Errorf("RUNS=%q: want a whole number from 1 to 100 (runs per throughput cell; empty: the profile's, smoke 1, stable 5, stress 3)", *runs)
 		}
 		b.runs = n
 	}
@@ -296,6 +321,11 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	names = withBaseline(names)
 	s.Pin = f.pin
 	s.KeepGoing = stack.SelectsAll(f.targets)
+	unlock, err := s.Lock("bench")
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if err := s.Up(ctx, names); err != nil {
 		return err
 	}
@@ -368,6 +398,10 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	fmt.Printf("\nreport: %s\n", filepath.Join(x.dir, "report.html"))
+	if ctx.Err() != nil {
+		// after the stack is down (deferred): the last thing said
+		return fmt.Errorf("interrupted at run %d of %d (that run is not measured): the runs finished before it are in %s, the report above covers them, `make report ID=%s` rebuilds it", x.done, x.total, x.dir, x.testid)
+	}
 	err = invalidErr(x.results, x.dir)
 	if failed := st.Failures(); len(failed) > 0 {
 		// the last line: what a user must fix before the bench covers every target

@@ -7,7 +7,7 @@ import (
 )
 
 func TestParseBenchFlags(t *testing.T) {
-	for _, k := range []string{"PROTOS", "MODES", "RUNS", "DASHBOARD", "RESTART", "PROFILE", "PIN", "TARGET", "TARGETS"} {
+	for _, k := range append([]string{"PROTOS", "MODES", "RUNS", "DASHBOARD", "RESTART", "PROFILE", "PIN", "TARGET", "TARGETS"}, append(durationKnobs, countKnobs...)...) {
 		t.Setenv(k, "")
 	}
 	tests := []struct {
@@ -24,8 +24,8 @@ func TestParseBenchFlags(t *testing.T) {
 		{[]string{"-profile", "huge"}, nil, nil, 0, `unknown PROFILE "huge"`},
 		{[]string{"-runs", "0"}, nil, nil, 0, `RUNS="0"`},
 		{[]string{"-runs", "three"}, nil, nil, 0, `RUNS="three"`},
-		{[]string{"-protos", "h4"}, nil, nil, 0, `unknown PROTOS "h4": valid are h1, h1c, h2, h3`},
-		{[]string{"-protos", ","}, nil, nil, 0, "PROTOS is empty"},
+		{[]string{"-protos", "h4"}, nil, nil, 0, `unknown PROTOS "h4": valid are all, or a comma-separated list of h1, h1c, h2, h3`},
+		{[]string{"-protos", ","}, nil, nil, 0, `PROTOS="," names nothing`},
 		{[]string{"-modes", "warm"}, nil, nil, 0, `unknown MODES "warm"`},
 		{[]string{"-testid", "../x"}, nil, nil, 0, `TESTID "../x"`},
 		{[]string{"-testid", "run.1_a-b"}, allProtos, allModes, 1, ""},

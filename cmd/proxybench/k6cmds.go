@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -31,7 +32,7 @@ func parseRunFlags(fs *flag.FlagSet, args []string) (*runFlags, error) {
 	fs.StringVar(&f.targets, "targets", envOr("TARGET", "all"), "targets: all (every running one) or a comma-separated list")
 	fs.StringVar(&f.testid, "testid", os.Getenv("TESTID"), "tag of this run and name of its results folder (default: a timestamp)")
 	fs.StringVar(&f.profile, "profile", envOr("PROFILE", "smoke"), "smoke, stable or stress")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
 	f.extra = fs.Args()
@@ -47,7 +48,92 @@ func parseRunFlags(fs *flag.FlagSet, args []string) (*runFlags, error) {
 	default:
 		return nil, fmt.Errorf("unknown PROFILE %q: valid profiles are smoke, stable, stress", f.profile)
 	}
+	if err := checkKnobs(os.Getenv); err != nil {
+		return nil, err
+	}
 	return f, nil
+}
+
+// parseFlags parses args as fs's flags. The flag package prints its own complaint and every
+// flag's usage to stderr, above the error main prints last; instead the error alone says what
+// is wrong and, for a flag fs does not know, which flags it does.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(os.Stderr)
+		fs.PrintDefaults()
+		return err
+	case strings.HasPrefix(err.Error(), "flag provided but not defined"):
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, "-"+f.Name) })
+		return fmt.Errorf("%w: valid flags are %s; k6's own flags go after -- (make: ARGS='…')", err, strings.Join(names, ", "))
+	case strings.HasPrefix(err.Error(), "invalid boolean value"):
+		return fmt.Errorf("%w: want true or false", err)
+	}
+	return err
+}
+
+// The scenario knobs reach k6 through the environment (Makefile: export DURATION …), and the
+// scripts check them (scenarios/lib/config.js). They are checked here too, as the scripts do,
+// so that a bad one stops `make k6`, and `make bench` at its flag check (bench -check), before anything starts, instead of
+// failing every run of a bench after minutes of setup.
+var (
+	durationKnobs = []string{"DURATION", "WARMUP"} // WARMUP may be 0
+	countKnobs    = []string{"CONNECTIONS", "STREAMS", "REQUESTS", "FRESH_CONNECTIONS", "SAMPLES", "UPLOAD_BYTES"}
+	// durationRE and countRE are config.js's DURATION_RE and positiveInt's test, verbatim
+	// (TestKnobRulesMatchTheScripts).
+	durationRE = regexp.MustCompile(`^(\d+(\.\d+)?(ms|s|m|h))+$`)
+	zeroRE     = regexp.MustCompile(`^0+(ms|s|m|h)?$`)
+	countRE    = regexp.MustCompile(`^\d+$`)
+	// durationPartRE is one number and unit of a duration: 1m30s is 1m and 30s.
+	durationPartRE = regexp.MustCompile(`(\d+(?:\.\d+)?)(ms|s|m|h)`)
+)
+
+// maxSafeInteger is JavaScript's Number.MAX_SAFE_INTEGER, the largest count k6 takes exactly.
+const maxSafeInteger = 1<<53 - 1
+
+// checkKnobs checks the scenario knobs getenv returns; empty is the profile's value.
+func checkKnobs(getenv func(string) string) error {
+	var errs []error
+	for _, k := range durationKnobs {
+		v := strings.TrimSpace(getenv(k))
+		if v == "" || (k == "WARMUP" && zeroRE.MatchString(v)) {
+			continue
+		}
+		if !durationRE.MatchString(v) || durationSeconds(v) <= 0 {
+			zero := ""
+			if k == "WARMUP" {
+				zero = ", or 0 for none"
+			}
+			errs = append(errs, fmt.Errorf("%s=%q: want a duration longer than zero such as 10s, 1m30s or 500ms%s (empty: the profile's)", k, v, zero))
+		}
+	}
+	for _, k := range countKnobs {
+		v := strings.TrimSpace(getenv(k))
+		if v == "" {
+			continue
+		}
+		n, err := strconv.ParseUint(v, 10, 64)
+		if !countRE.MatchString(v) || err != nil || n < 1 || n > maxSafeInteger {
+			errs = append(errs, fmt.Errorf("%s=%q: want a whole number of at least 1 (empty: the profile's)", k, v))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// durationSeconds is the length of a duration durationRE matched, as config.js's seconds().
+func durationSeconds(v string) float64 {
+	units := map[string]float64{"ms": 0.001, "s": 1, "m": 60, "h": 3600}
+	total := 0.0
+	for _, m := range durationPartRE.FindAllStringSubmatch(v, -1) {
+		n, _ := strconv.ParseFloat(m[1], 64)
+		total += n * units[m[2]]
+	}
+	return total
 }
 
 // newRunner runs k6 for the stack s, pinned as s is (s.Pin).
@@ -114,14 +200,18 @@ type cell struct {
 func cellsFor(scenario, proto string) ([]cell, error) {
 	if !runner.IsProbe(scenario) {
 		if proto != "" {
-			return nil, fmt.Errorf("PROTO applies to probes only; %s names its protocol itself", scenario)
+			var probes []string
+			for _, p := range runner.Probes {
+				probes = append(probes, p.Scenario)
+			}
+			return nil, fmt.Errorf("PROTO=%s: PROTO applies to the probes only (%s); %s names its protocol itself: leave PROTO empty", proto, strings.Join(probes, ", "), scenario)
 		}
 		return []cell{{scenario: scenario}}, nil
 	}
 	protos := runner.ProbeProtos(scenario)
 	if proto != "" {
 		if !slices.Contains(protos, proto) {
-			return nil, fmt.Errorf("probe %s runs over %s, not %q", scenario, strings.Join(protos, ", "), proto)
+			return nil, fmt.Errorf("unknown PROTO %q for probe %s: valid are %s (empty: each)", proto, scenario, strings.Join(protos, ", "))
 		}
 		protos = []string{proto}
 	}
@@ -220,17 +310,11 @@ func cmdK6(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *scenario == "" {
-		return errors.New("no SCENARIO: try `make k6 SCENARIO=fresh-h2`; scenarios are " + strings.Join(scenarioNames(), ", "))
-	}
-	if !slices.Contains(scenarioNames(), *scenario) {
-		return fmt.Errorf("unknown SCENARIO %q: scenarios are %s", *scenario, strings.Join(scenarioNames(), ", "))
-	}
-	s, err := newStack()
+	cells, err := k6Cells(*scenario, *proto)
 	if err != nil {
 		return err
 	}
-	cells, err := cellsFor(*scenario, *proto)
+	s, err := newStack()
 	if err != nil {
 		return err
 	}
@@ -250,6 +334,18 @@ func cmdK6(ctx context.Context, args []string) error {
 	r := newRunner(s, f)
 	results := runCells(ctx, r, f.testid, cells, targets, sv)
 	return invalidErr(results, filepath.Join(r.ResultsDir, f.testid))
+}
+
+// k6Cells checks SCENARIO and PROTO, before the stack is read: what `make k6` runs.
+func k6Cells(scenario, proto string) ([]cell, error) {
+	scenario, proto = strings.TrimSpace(scenario), strings.TrimSpace(proto)
+	if scenario == "" {
+		return nil, errors.New("no SCENARIO: try `make k6 SCENARIO=fresh-h2`; scenarios are " + strings.Join(scenarioNames(), ", "))
+	}
+	if !slices.Contains(scenarioNames(), scenario) {
+		return nil, fmt.Errorf("unknown SCENARIO %q: scenarios are %s", scenario, strings.Join(scenarioNames(), ", "))
+	}
+	return cellsFor(scenario, proto)
 }
 
 // printTables prints every scenario's table again, in matrix order, so one screen holds them.

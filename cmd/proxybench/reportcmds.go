@@ -28,7 +28,18 @@ func cmdReport(_ context.Context, args []string) error {
 		return err
 	}
 	fmt.Printf("%s\n%s\n", filepath.Join(dir, "report.md"), filepath.Join(dir, "report.html"))
+	// Last, so that it is what the user reads: the report is out, and lacks these.
+	report.WarnUnreadable(os.Stderr, "report", dir, b, "run `"+makeCmd("report", "ID", dir)+"` again")
 	return nil
+}
+
+// makeCmd is the make command that reruns cmd on the results folder dir: `make report
+// ID=<testid>` when dir is results/<testid>, else proxybench's own.
+func makeCmd(cmd, key, dir string) string {
+	if filepath.Base(filepath.Dir(filepath.Clean(dir))) == "results" {
+		return "make " + cmd + " " + key + "=" + filepath.Base(dir)
+	}
+	return "proxybench " + cmd + " " + dir
 }
 
 // cmdCompare prints, per cell, the change from results/<a> to results/<b> and whether it is
@@ -45,5 +56,14 @@ func cmdCompare(_ context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("B: %w", err)
 	}
-	return report.PrintCompare(os.Stdout, a, b, report.Compare(a, b))
+	if err := report.PrintCompare(os.Stdout, a, b, report.Compare(a, b)); err != nil {
+		return err
+	}
+	again := "run `proxybench compare " + args[0] + " " + args[1] + "` again"
+	if filepath.Base(filepath.Dir(filepath.Clean(args[0]))) == "results" && filepath.Base(filepath.Dir(filepath.Clean(args[1]))) == "results" {
+		again = "run `make compare A=" + filepath.Base(args[0]) + " B=" + filepath.Base(args[1]) + "` again"
+	}
+	report.WarnUnreadable(os.Stderr, "compare: A", args[0], a, again)
+	report.WarnUnreadable(os.Stderr, "compare: B", args[1], b, again)
+	return nil
 }

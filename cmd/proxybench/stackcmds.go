@@ -79,6 +79,11 @@ func cmdUp(ctx context.Context, args []string) error {
 		return err
 	}
 	s.KeepGoing = stack.SelectsAll(*targets)
+	unlock, err := s.Lock("up")
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if err := s.Up(ctx, names); err != nil {
 		return err
 	}

@@ -1,0 +1,278 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/proxybench/proxybench/stack"
+)
+
+// badInputEnv isolates a test from the user's environment and stack: the repository's
+// targets.json, an empty run directory (no stack up) and every variable `make` may export
+// cleared, so that each row sets only what it tests.
+func badInputEnv(t *testing.T) {
+	t.Helper()
+	targets, err := filepath.Abs(filepath.Join("..", "..", "targets.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TARGETS_FILE", targets)
+	t.Setenv("PROXYBENCH_RUN", t.TempDir())
+	t.Setenv("PROXYBENCH_CACHE", t.TempDir())
+	t.Setenv("RESULTS_DIR", t.TempDir())
+	for _, k := range append([]string{"SCENARIO", "TARGET", "TARGETS", "PROFILE", "PROTO", "PROTOS", "MODES", "RUNS",
+		"DASHBOARD", "RESTART", "PIN", "TESTID", "TLS_PROFILE", "PROXYBENCH_PROXIES"}, append(durationKnobs, countKnobs...)...) {
+		t.Setenv(k, "")
+	}
+}
+
+// Every bad input to `proxybench k6` and `proxybench bench -check` (what `make k6` and
+// `make bench` run first) is an error that says what is valid, before anything starts.
+func TestBadInputSaysWhatIsValid(t *testing.T) {
+	badInputEnv(t)
+	scenarios := strings.Join(scenarioNames(), ", ")
+	cfg, err := stack.LoadConfig(os.Getenv("TARGETS_FILE"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	validTargets := "valid targets are all, " + strings.Join(cfg.Names(), ", ")
+	tests := []struct {
+		name string
+		cmd  string            // k6 or bench (run with -check)
+		args []string          // flags
+		env  map[string]string // the environment make exports
+		want string            // the whole error, or a part of it ending in what is valid
+	}{
+		// k6
+		{"no scenario", "k6", nil, nil, "no SCENARIO: try `make k6 SCENARIO=fresh-h2`; scenarios are " + scenarios},
+		{"unknown scenario", "k6", []string{"-scenario", "reused-h4"}, nil, `unknown SCENARIO "reused-h4": scenarios are ` + scenarios},
+		{"scenario from env", "k6", nil, map[string]string{"SCENARIO": "fast"}, `unknown SCENARIO "fast": scenarios are ` + scenarios},
+		{"unknown target", "k6", []string{"-scenario", "reused-h1", "-targets", "ngnix"}, nil, `unknown target "ngnix": ` + validTargets},
+		{"target list with all", "k6", []string{"-scenario", "reused-h1", "-targets", "all,nginx"}, nil, `target list "all,nginx": all stands alone (every target), not in a list; ` + validTargets},
+		{"empty target list", "k6", []string{"-scenario", "reused-h1", "-targets", ","}, nil, `target list "," names no target: ` + validTargets},
+		{"k6 profile", "k6", []string{"-scenario", "reused-h1", "-profile", "huge"}, nil, `unknown PROFILE "huge": valid profiles are smoke, stable, stress`},
+		{"proto of a probe", "k6", []string{"-scenario", "ws", "-proto", "h3"}, nil, `unknown PROTO "h3" for probe ws: valid are h1, h1c (empty: each)`},
+		{"proto of a load scenario", "k6", []string{"-scenario", "reused-h1", "-proto", "h2"}, nil, "PROTO=h2: PROTO applies to the probes only (json, upload, stream, sse, ws); reused-h1 names its protocol itself: leave PROTO empty"},
+		{"k6 unknown flag", "k6", []string{"-scenario", "reused-h1", "-duration", "5s"}, nil, "flag provided but not defined: -duration: valid flags are -profile, -proto, -scenario, -targets, -testid; k6's own flags go after -- (make: ARGS='…')"},
+		{"k6 testid", "k6", []string{"-scenario", "reused-h1", "-testid", "a/b"}, nil, `TESTID "a/b": letters, digits, ".", "_" or "-", 128 at most (it names the results folder)`},
+		{"k6 duration", "k6", []string{"-scenario", "reused-h1"}, map[string]string{"DURATION": "10"}, `DURATION="10": want a duration longer than zero such as 10s, 1m30s or 500ms (empty: the profile's)`},
+		{"k6 connections", "k6", []string{"-scenario", "reused-h1"}, map[string]string{"CONNECTIONS": "0"}, `CONNECTIONS="0": want a whole number of at least 1 (empty: the profile's)`},
+
+		// bench
+		{"bench unknown target", "bench", []string{"-targets", "nginx,ngnix"}, nil, `unknown target "ngnix": ` + validTargets},
+		{"bench target from env", "bench", nil, map[string]string{"TARGET": "apache"}, `unknown target "apache": ` + validTargets},
+		{"bench profile", "bench", []string{"-profile", ""}, nil, `unknown PROFILE "": valid profiles are smoke, stable, stress`},
+		{"protos", "bench", []string{"-protos", "h2,quic"}, nil, `unknown PROTOS "quic": valid are all, or a comma-separated list of h1, h1c, h2, h3`},
+		{"protos with all", "bench", []string{"-protos", "all,h2"}, nil, `PROTOS="all,h2": all stands alone, not in a list: valid are all, or a comma-separated list of h1, h1c, h2, h3`},
+		{"protos from env", "bench", nil, map[string]string{"PROTOS": "http3"}, `unknown PROTOS "http3": valid are all, or a comma-separated list of h1, h1c, h2, h3`},
+		{"modes", "bench", []string{"-modes", "reused,warm"}, nil, `unknown MODES "warm": valid are all, or a comma-separated list of reused, fresh, probe`},
+		{"modes empty", "bench", []string{"-modes", " , "}, nil, `MODES=" , " names nothing: valid are all, or a comma-separated list of reused, fresh, probe`},
+		{"runs zero", "bench", []string{"-runs", "0"}, nil, `RUNS="0": want a whole number from 1 to 100 (runs per throughput cell; empty: the profile's, smoke 1, stable 5, stress 3)`},
+		{"runs word", "bench", nil, map[string]string{"RUNS": "five"}, `RUNS="five": want a whole number from 1 to 100`},
+		{"runs too many", "bench", []string{"-runs", "101"}, nil, `RUNS="101": want a whole number from 1 to 100`},
+		{"dashboard switch", "bench", nil, map[string]string{"DASHBOARD": "on"}, `DASHBOARD="on": a switch is 1, true or yes (on), or empty, 0, false or no (off)`},
+		{"restart switch", "bench", nil, map[string]string{"RESTART": "2"}, `RESTART="2": a switch is 1, true or yes (on), or empty, 0, false or no (off)`},
+		{"dashboard flag value", "bench", []string{"-dashboard=maybe"}, nil, `invalid boolean value "maybe" for -dashboard: parse error: want true or false`},
+		{"bench unknown flag", "bench", []string{"-run", "3"}, nil, "flag provided but not defined: -run: valid flags are -check, -dashboard, -modes, -pin, -profile, -protos, -restart, -runs, -targets, -testid;"},
+		{"pin role", "bench", []string{"-pin", "clients=0"}, nil, `PIN="clients=0": unknown role "clients": roles are client, proxy, upstream`},
+		{"warmup", "bench", nil, map[string]string{"WARMUP": "-1s"}, `WARMUP="-1s": want a duration longer than zero such as 10s, 1m30s or 500ms, or 0 for none (empty: the profile's)`},
+		{"duration zero", "bench", nil, map[string]string{"DURATION": "0s"}, `DURATION="0s": want a duration longer than zero`},
+		{"streams", "bench", nil, map[string]string{"STREAMS": "1.5"}, `STREAMS="1.5": want a whole number of at least 1`},
+		{"requests", "bench", nil, map[string]string{"REQUESTS": "lots"}, `REQUESTS="lots": want a whole number of at least 1`},
+		{"fresh connections", "bench", nil, map[string]string{"FRESH_CONNECTIONS": "-4"}, `FRESH_CONNECTIONS="-4": want a whole number of at least 1`},
+		{"samples", "bench", nil, map[string]string{"SAMPLES": "0"}, `SAMPLES="0": want a whole number of at least 1`},
+		{"upload bytes", "bench", nil, map[string]string{"UPLOAD_BYTES": "256k"}, `UPLOAD_BYTES="256k": want a whole number of at least 1`},
+		{"upload bytes beyond k6", "bench", nil, map[string]string{"UPLOAD_BYTES": "9007199254740992"}, `UPLOAD_BYTES="9007199254740992": want a whole number of at least 1`},
+		{"every bad knob at once", "bench", nil, map[string]string{"SAMPLES": "0", "DURATION": "1x"}, "DURATION=\"1x\": want a duration longer than zero such as 10s, 1m30s or 500ms (empty: the profile's)\nSAMPLES=\"0\": want"},
+		{"tls profile", "bench", nil, map[string]string{"TLS_PROFILE": "rsa"}, `TLS_PROFILE=rsa: TLS profile "rsa" is not in tls_profiles: valid profiles are pq, x25519`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			err := runCmd(tc.cmd, tc.args)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("proxybench %s %q: error %v\nwant one containing %q", tc.cmd, tc.args, err, tc.want)
+			}
+		})
+	}
+}
+
+// runCmd runs proxybench k6, or bench with -check: neither ever starts anything here.
+func runCmd(cmd string, args []string) error {
+	if cmd == "bench" {
+		return cmdBench(context.Background(), append([]string{"-check"}, args...))
+	}
+	return cmdK6(context.Background(), args)
+}
+
+// The rows above are not failing for a reason of the harness's own: good input passes the
+// same checks.
+func TestGoodInputPassesBenchCheck(t *testing.T) {
+	badInputEnv(t)
+	for _, env := range []map[string]string{
+		nil,
+		{"TARGETS": "nginx, caddy,nginx", "PROTOS": "h2,h1c", "MODES": "reused", "RUNS": "3", "DASHBOARD": "yes", "RESTART": "0"},
+		{"DURATION": "1m30s", "WARMUP": "0", "CONNECTIONS": "64", "STREAMS": "10", "REQUESTS": "500", "FRESH_CONNECTIONS": "8", "SAMPLES": "50", "UPLOAD_BYTES": "262144"},
+		{"WARMUP": "500ms", "DURATION": " 10s ", "PROFILE": "stress"},
+	} {
+		for k, v := range env {
+			t.Setenv(k, v)
+		}
+		if err := runCmd("bench", nil); err != nil {
+			t.Errorf("bench -check with %v: %v", env, err)
+		}
+		for k := range env {
+			t.Setenv(k, "")
+		}
+	}
+}
+
+// The knobs are checked here as scenarios/lib/config.js checks them: the same duration
+// pattern, and a count for each knob the scripts read with positiveInt.
+func TestKnobRulesMatchTheScripts(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "scenarios", "lib", "config.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := string(data)
+	if want := "const DURATION_RE = /" + durationRE.String() + "/;"; !strings.Contains(js, want) {
+		t.Errorf("config.js has no %s: update durationRE to match the scripts", want)
+	}
+	if want := "/" + zeroRE.String() + "/.test(v)"; !strings.Contains(js, want) {
+		t.Errorf("config.js has no %s: update zeroRE to match the scripts", want)
+	}
+	if want := "if (!/" + countRE.String() + "/.test(v)"; !strings.Contains(js, want) {
+		t.Errorf("config.js has no %s: update countRE to match the scripts", want)
+	}
+	read := regexp.MustCompile(`positiveInt\(\s*'([A-Z_]+)'`)
+	var got []string
+	for _, m := range read.FindAllStringSubmatch(js, -1) {
+		got = append(got, m[1])
+	}
+	if strings.Join(got, ",") != strings.Join(countKnobs, ",") {
+		t.Errorf("config.js reads the counts %v, countKnobs are %v", got, countKnobs)
+	}
+	for _, k := range durationKnobs {
+		if !strings.Contains(js, "seconds('"+k+"'") {
+			t.Errorf("config.js does not read %s as a duration", k)
+		}
+	}
+}
+
+// `make report ID=…` and `make compare A=… B=…` are what the warnings tell the user to run
+// again, when the folder is one of results/.
+func TestMakeCmd(t *testing.T) {
+	for _, tc := range []struct{ dir, want string }{
+		{"results/20260101-120000", "make report ID=20260101-120000"},
+		{"/home/u/proxybench/results/x/", "make report ID=x"},
+		{"/tmp/elsewhere", "proxybench report /tmp/elsewhere"},
+	} {
+		if got := makeCmd("report", "ID", tc.dir); got != tc.want {
+			t.Errorf("makeCmd(%q) = %q, want %q", tc.dir, got, tc.want)
+		}
+	}
+}
+
+// captureOutput runs f with os.Stdout and os.Stderr going to files, and returns what each got.
+func captureOutput(t *testing.T, f func() error) (stdout, stderr string, err error) {
+	t.Helper()
+	out, errf := filepath.Join(t.TempDir(), "stdout"), filepath.Join(t.TempDir(), "stderr")
+	o, e := mustCreate(t, out), mustCreate(t, errf)
+	oldOut, oldErr := os.Stdout, os.Stderr
+	os.Stdout, os.Stderr = o, e
+	err = f()
+	os.Stdout, os.Stderr = oldOut, oldErr
+	o.Close()
+	e.Close()
+	ob, _ := os.ReadFile(out)
+	eb, _ := os.ReadFile(errf)
+	return string(ob), string(eb), err
+}
+
+func mustCreate(t *testing.T, p string) *os.File {
+	t.Helper()
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// writeRun writes a minimal valid result file of reused-h1 against target.
+func writeRun(t *testing.T, dir, target string, rps float64) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	doc := fmt.Sprintf(`{"schema": 1, "testid": %q, "scenario": "reused-h1", "target": %q, "mode": "reused", "proto": "h1",
+  "profile": "smoke", "duration_s": 10, "requests": %g, "rps": %g, "latency_ms": {"p50": 1, "p99": 3},
+  "valid": true, "invalid": []}
+`, filepath.Base(dir), target, rps*10, rps)
+	if err := os.WriteFile(filepath.Join(dir, "reused-h1-"+target+".json"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// make report and make compare: a truncated result file and one of another schema are left
+// out and named in a warning that says what to do, the report is still built from the rest,
+// and a JSON that is no result (k6's --summary-export) is skipped without a word.
+func TestReportAndCompareSayWhatTheyLeaveOut(t *testing.T) {
+	results := filepath.Join(t.TempDir(), "results")
+	a, b := filepath.Join(results, "a"), filepath.Join(results, "b")
+	for _, dir := range []string{a, b} {
+		writeRun(t, dir, "direct", 10000)
+		writeRun(t, dir, "nginx", 8000)
+		os.WriteFile(filepath.Join(dir, "k6-summary.json"), []byte(`{"metrics": {}, "root_group": {}}`), 0o644)
+	}
+	truncated := filepath.Join(b, "reused-h1-caddy.json")
+	os.WriteFile(truncated, []byte("{\"schema\": 1, \"scenario\": \"reused-h1\", \"target\": \"caddy\",\n  \"latency_ms\": {\"p50\": 1"), 0o644)
+	other := filepath.Join(b, "reused-h1-envoy.json")
+	os.WriteFile(other, []byte(`{"schema": 2, "scenario": "reused-h1", "target": "envoy"}`), 0o644)
+
+	stdout, stderr, err := captureOutput(t, func() error { return cmdReport(context.Background(), []string{b}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, filepath.Join(b, "report.md")) {
+		t.Errorf("report printed %q, want the report's paths", stdout)
+	}
+	for _, w := range []string{
+		"report: warning: 2 result file(s) of " + b + " could not be read; every other run is counted, these are left out:",
+		"  " + truncated + ":2:25: unexpected end of JSON input (the file is truncated or a bracket is missing)",
+		"  " + other + ": result schema 2, this proxybench reads schema 1: written by another version of proxybench",
+		"report: their runs are not measured: run those cells again, or move the files out of " + b + ", then run `make report ID=b` again",
+	} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("report's stderr lacks %q:\n%s", w, stderr)
+		}
+	}
+	if strings.Contains(stderr, "k6-summary.json") {
+		t.Errorf("report warns of k6's summary export, which is no result:\n%s", stderr)
+	}
+	if md, err := os.ReadFile(filepath.Join(b, "report.md")); err != nil || !strings.Contains(string(md), "nginx") {
+		t.Errorf("report.md from the readable files: %v", err)
+	}
+
+	stdout, stderr, err = captureOutput(t, func() error { return cmdCompare(context.Background(), []string{a, b}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := "note: B (b) leaves out 2 result file(s) it could not read, so their runs are missing above: reused-h1-caddy.json, reused-h1-envoy.json"; !strings.Contains(stdout, w) {
+		t.Errorf("compare's output lacks %q:\n%s", w, stdout)
+	}
+	for _, w := range []string{"compare: B: warning: 2 result file(s) of " + b, "then run `make compare A=a B=b` again"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("compare's stderr lacks %q:\n%s", w, stderr)
+		}
+	}
+	if strings.Contains(stderr, "compare: A") {
+		t.Errorf("compare warns of A, which has nothing unreadable:\n%s", stderr)
+	}
+}
