@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -132,15 +133,7 @@ func processesUnder(dir string) []string {
 func TestBenchInterruptedMidRun(t *testing.T) {
 	h := harnessAt(t, 1050, "nginx")
 	const testid = "e2e-ctrl-c"
-	cmd := exec.Command(filepath.Join(h.root, "bin", "proxybench"), "bench", "-targets", "nginx",
-		"-protos", "h1c", "-modes", "reused", "-testid", testid)
-	cmd.Dir, cmd.Env = h.root, h.env()
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.down(t) })
+	cmd, out := h.startBench(t, "-targets", "nginx", "-protos", "h1c", "-modes", "reused", "-testid", testid)
 
 	// the second k6 run: the first cell's result is on disk, the second is being measured
 	var tree []int
@@ -215,4 +208,37 @@ func runsCommand(pids []int, comm string) bool {
 		}
 	}
 	return false
+}
+
+// startBench starts `proxybench bench args…` in the background, its output gathered in out,
+// and brings the stack down at the end of the test whatever the bench did.
+func (h *harness) startBench(t *testing.T, args ...string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(h.root, "bin", "proxybench"), append([]string{"bench"}, args...)...)
+	cmd.Dir, cmd.Env = h.root, h.env()
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.down(t) })
+	return cmd, out
+}
+
+// syncBuffer is output a test reads while the command still writes it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -89,3 +89,14 @@ func SchemaMismatch(kind string, got, want int) string {
 	}
 	return fmt.Sprintf("%s schema %d, this proxybench reads schema %d: written by another version of proxybench", kind, got, want)
 }
+
+// MarkInvalid makes a finished run invalid after the fact, in res and in its result file at path
+// (when k6 wrote one), for what the runner saw and k6 could not: its target died during the run.
+func MarkInvalid(res *Result, path, why string) error {
+	res.Valid = false
+	res.Invalid = append(res.Invalid, why)
+	if _, err := os.Stat(path); err != nil {
+		return nil
+	}
+	return addToFile(path, map[string]any{"valid": false, "invalid": res.Invalid})
+}

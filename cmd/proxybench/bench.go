@@ -182,6 +182,8 @@ type bench struct {
 	// progress: runs started so far, of total (the matrix and the equal-load pass), since t0
 	done, total int
 	t0          time.Time
+	// fatal ends the bench after the run in progress: the upstream died (checkAlive).
+	fatal error
 }
 
 // runnable tells whether a job can run, else records it as not run (its target lacks the
@@ -227,8 +229,45 @@ func (x *bench) run(ctx context.Context, j runner.Job) *runner.Result {
 	}
 	x.r.UpstreamPID = x.pids[stack.Direct]
 	res, rs := x.r.RunSampled(ctx, x.testid, j, x.pids[j.Target])
+	if ctx.Err() == nil {
+		x.checkAlive(ctx, j, res)
+	}
 	x.add(j, res, rs)
 	return res
+}
+
+// checkAlive is what follows a run whose target or upstream died during it: the run is
+// invalid, with the end of the dead one's log; a proxy is started again (verified) for its next
+// runs, or left out of them if it will not start; the upstream's death ends the bench
+// (x.fatal), since every other figure would be measured against nothing.
+func (x *bench) checkAlive(ctx context.Context, j runner.Job, res *runner.Result) {
+	for _, n := range []string{j.Target, stack.Direct} {
+		p := stack.Process{PID: x.pids[n]}
+		if p.PID == 0 || p.Alive() {
+			continue
+		}
+		log := filepath.Join(x.s.RunDir, n, n+".log")
+		tail, _ := os.ReadFile(log)
+		why := fmt.Sprintf("%s (pid %d) exited during the run; the end of %s: %s", n, p.PID, log,
+			strings.ReplaceAll(stack.LastLines(string(tail), 5), "\n", " | "))
+		path, _ := x.r.ResultPath(x.testid, j)
+		if err := runner.MarkInvalid(res, path, why); err != nil {
+			fmt.Fprintf(os.Stderr, "warning: %s: %v\n", path, err)
+		}
+		fmt.Fprintf(os.Stderr, "bench: %s\n", why)
+		if n == stack.Direct {
+			x.fatal = fmt.Errorf("the upstream (direct, pid %d) exited during %s %s: the bench stopped, as no figure means anything without it (its log: %s)", p.PID, j.Scenario, j.Target, log)
+			return
+		}
+		r, err := x.s.Restart(ctx, n)
+		if err != nil {
+			x.sv.missing[n] = stack.LabelNotVerified + ": exited during a run and did not start again: " + stack.FirstLine(err.Error())
+			fmt.Fprintf(os.Stderr, "bench: %s is left out of its other runs: %v\n", n, err)
+			continue
+		}
+		x.pids[n] = r.PID
+		fmt.Fprintf(os.Stderr, "bench: %s started again (pid %d) for its next runs\n", n, r.PID)
+	}
 }
 
 func (x *bench) add(j runner.Job, res *runner.Result, rs *runner.Resources) {
@@ -372,14 +411,17 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 		x.total += len(x.equalLoadJobs(f, names, nil))
 	}
 	for _, bj := range todo {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || x.fatal != nil {
 			break
+		}
+		if !x.runnable(bj.job) {
+			continue // its target was left out after it died (checkAlive)
 		}
 		x.step(bj.job, bj.runs)
 		x.run(ctx, bj.job)
 	}
 	x.b.Finish()
-	if slices.Contains(f.modes, "reused") && ctx.Err() == nil {
+	if slices.Contains(f.modes, "reused") && ctx.Err() == nil && x.fatal == nil {
 		x.equalLoad(ctx, f, names)
 	}
 	x.b.Finished = time.Time{}
@@ -398,6 +440,9 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	fmt.Printf("\nreport: %s\n", filepath.Join(x.dir, "report.html"))
+	if x.fatal != nil {
+		return fmt.Errorf("%w; the runs before it are in %s, the report above covers them", x.fatal, x.dir)
+	}
 	if ctx.Err() != nil {
 		// after the stack is down (deferred): the last thing said
 		return fmt.Errorf("interrupted at run %d of %d (that run is not measured): the runs finished before it are in %s, the report above covers them, `make report ID=%s` rebuilds it", x.done, x.total, x.dir, x.testid)

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -230,7 +231,11 @@ func servedProtocols(s *stack.Stack) (served, error) {
 	if err != nil {
 		return served{}, err
 	}
-	sv := served{protocols: map[string][]string{}, missing: st.Missing}
+	// a copy: a bench adds to it the targets that died and would not start again
+	sv := served{protocols: map[string][]string{}, missing: maps.Clone(st.Missing)}
+	if sv.missing == nil {
+		sv.missing = map[string]string{}
+	}
 	for n, r := range st.Targets {
 		for _, p := range r.Protocols {
 			sv.protocols[n] = append(sv.protocols[n], string(p))
