@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +18,10 @@ func TestReuseProven(t *testing.T) {
 	const name = "nginx-close"
 	// over h2, nginx takes keepalive_requests from the server level: one request, then GOAWAY
 	h := variantHarness(t, 550, nginxVariant{name, [][2]string{{"keepalive_requests 1000000;\n    # Go's", "keepalive_requests 1;\n    # Go's"}}})
+	// h1c and h2 are what this tests; over h3, nginx's close after one request can overtake the
+	// response body at the client (H3_NO_ERROR), which failed the start-up check now and then
+	replaceInFile(t, filepath.Join(os.Getenv("PROXYBENCH_PROXIES"), name, "target.json"),
+		`"protocols": ["h1", "h1c", "h2", "h3"]`, `"protocols": ["h1", "h1c", "h2"]`)
 	h.up(t)
 	for _, sc := range []string{"reused-h1c", "reused-h2"} {
 		testid := "e2e-reuse-" + sc
