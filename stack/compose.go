@@ -116,16 +116,20 @@ func (s *Stack) waitServing(ctx context.Context, r *Running, prober *Prober, exi
 	ctx, cancel := context.WithTimeout(ctx, s.ReadyTimeout)
 	defer cancel()
 	for _, proto := range r.Protocols {
+		var last error // the last attempt that ended on its own: why the target is not ready
 		for {
 			err := prober.Probe(ctx, proto, proto.Port(r.Ports))
 			if err == nil {
 				break
 			}
+			if last == nil || ctx.Err() == nil {
+				last = err // an attempt the deadline cut short says only "deadline exceeded"
+			}
 			select {
 			case <-exited:
 				return errExited
 			case <-ctx.Done():
-				return fmt.Errorf("no verified answer over %s within %v: %w", proto, s.ReadyTimeout, err)
+				return fmt.Errorf("no verified answer over %s within %v: %w", proto, s.ReadyTimeout, last)
 			case <-time.After(100 * time.Millisecond):
 			}
 		}
