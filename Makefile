@@ -16,6 +16,7 @@ RESTART ?=
 PIN ?=
 TESTID ?= $(shell date +%Y%m%d-%H%M%S)
 ARGS ?=
+MINUTES ?= 10
 OBSERVE ?=
 # A switch (OBSERVE, DASHBOARD, RESTART) is on when 1, true or yes; empty or 0 is off.
 truthy = $(filter 1 true yes,$(1))
@@ -25,6 +26,9 @@ export COMPOSE_PROFILES GODOXY_BIN GODOXY_RELEASE TLS_PROFILE
 # The scenario knobs reach k6's scripts through the environment, from the command line or .env
 # alike (empty: the profile's value).
 export DURATION WARMUP CONNECTIONS STREAMS REQUESTS FRESH_CONNECTIONS SAMPLES UPLOAD_BYTES
+export SOAK_INTERVAL
+# …and the runner's: a k6 run not ended after RUN_TIMEOUT is stopped as hung (0: never).
+export RUN_TIMEOUT
 export PROXYBENCH_CACHE ?= $(HOME)/.cache/proxybench
 
 # k6 must never reach the internet: no usage report, no automatic extension download.
@@ -43,8 +47,10 @@ help: # List every target with what it does
 	@echo "  Variables: SCENARIO=reused-h1|…|ws  TARGET/TARGETS=all|name,…  PROFILE=smoke|stable|stress"
 	@echo "             PROTO=h1|h1c|h2|h3 (probes)  TESTID=…  ARGS='extra k6 flags'  (also read from .env)"
 	@echo "             bench: PROTOS=h1,h1c,h2,h3  MODES=reused,fresh,probe  RUNS=N  DASHBOARD=1  RESTART=1"
+	@echo "             soak: TARGET=name (one, or direct)  MINUTES=10 (fractions allowed)  PROTO=h1c|h1|h2|h3  SOAK_INTERVAL=10s"
 	@echo "             up, bench: PIN=auto|client=0-3,proxy=4-5,upstream=6-7 (CPU sets; 3 CPUs or more)"
 	@echo "             scenario knobs: DURATION WARMUP CONNECTIONS STREAMS REQUESTS FRESH_CONNECTIONS SAMPLES UPLOAD_BYTES"
+	@echo "             k6, bench: RUN_TIMEOUT=5m (a run not ended by then is stopped as hung; default 5m + DURATION + WARMUP)"
 	@echo "             OBSERVE=1 (up, k6, bench: InfluxDB too; k6 runs stream into it while it is up)"
 	@echo "             up, bench: TLS_PROFILE=x25519|pq (one of targets.json tls_profiles, for every target alike)"
 	@echo "             compose-up: COMPOSE_PROFILES=observe (InfluxDB + Grafana), godoxy (with GODOXY_BIN=…)"
@@ -112,6 +118,16 @@ bench-check: bin/proxybench
 bench: bench-check build bin/observe $(WITH_OBSERVE) # The benchmark: stack up, every scenario × every target at PROFILE, tables, stack down
 	env $$(bin/observe env) bin/proxybench bench $(BENCH_FLAGS) -testid $(TESTID) -- $(ARGS)
 
+SOAK_FLAGS = -target "$(TARGET)" -minutes "$(MINUTES)" -proto "$(or $(PROTO),h1c)"
+
+# soak's flags are checked before the build, as bench's are; TARGET=all (the default) is no target.
+soak-check: bin/proxybench
+	@case "$(TARGET)" in ""|all) echo "usage: make soak TARGET=<name> [MINUTES=10] [PROTO=h1c] (one target of targets.json, or direct; not all)"; exit 2;; esac
+	@bin/proxybench soak -check $(SOAK_FLAGS) -testid "$(TESTID)"
+
+soak: soak-check build bin/observe # Stress one TARGET for MINUTES (default 10): RSS and open files of k6, the target and the upstream over time, failing on growth beyond the stated bounds
+	env $$(bin/observe env) bin/proxybench soak $(SOAK_FLAGS) -testid $(TESTID) -- $(ARGS)
+
 table: bin/proxybench # Print the tables of a saved run again: make table ID=<testid>
 	bin/proxybench table results/$(ID)
 
@@ -145,4 +161,4 @@ test: setup influxd test-deps lint # Unit tests, k6 inspect of every scenario, a
 clean: # Remove built binaries and results (the install cache stays)
 	rm -rf bin results
 
-.PHONY: help k6-build build setup pins up down bench-check compose-up compose-down status k6 bench table lint test clean influxd observe-up observe-down
+.PHONY: help k6-build build setup pins up down bench-check soak-check soak compose-up compose-down status k6 bench table lint test clean influxd observe-up observe-down

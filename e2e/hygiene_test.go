@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proxybench/proxybench/report"
 	"github.com/proxybench/proxybench/stack"
 )
 
@@ -128,53 +129,187 @@ func processesUnder(dir string) []string {
 	return out
 }
 
-// Ctrl-C in the middle of a bench's k6 run stops k6, the stack and the bench, frees every port,
-// says where the partial results are, and keeps them: the report rebuilds from them.
-func TestBenchInterruptedMidRun(t *testing.T) {
+// Ctrl-C or SIGTERM at any point of a bench after `up` (a k6 run of the matrix, one of the
+// equal-load pass, after the last run: the report, the stack going down) stops k6, the stack and
+// the bench, frees every port, says where the partial results are, and keeps them: the report
+// rebuilds from them. (Mid-`up`: TestControllerStoppedMidUp; mid-install: the next test.)
+func TestBenchInterrupted(t *testing.T) {
 	h := harnessAt(t, 1050, "nginx")
-	const testid = "e2e-ctrl-c"
-	cmd, out := h.startBench(t, "-targets", "nginx", "-protos", "h1c", "-modes", "reused", "-testid", testid)
+	// k6 is running, and the bench is past want in its output
+	k6After := func(want string) func(string, []int, int) bool {
+		return func(out string, tree []int, results int) bool {
+			return strings.Contains(out, want) && runsCommand(tree, "k6")
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		sig    syscall.Signal
+		ready  func(out string, tree []int, results int) bool // polled; nil: at the line onLine
+		onLine string                                         // signal as soon as the bench writes it
+		want   string
+	}{
+		{"mid k6 run", syscall.SIGINT, func(out string, tree []int, results int) bool {
+			// the second run: the first cell's result is on disk, the second is being measured
+			return results >= 1 && runsCommand(tree, "k6")
+		}, "", "interrupted at run 2 of 4 (that run is not measured)"},
+		{"kill -9 mid k6 run then make down", syscall.SIGKILL, func(out string, tree []int, results int) bool {
+			return results >= 1 && runsCommand(tree, "k6")
+		}, "", ""},
+		{"equal-load pass", syscall.SIGTERM, k6After("equal-load h1c: "), "", "interrupted at run 3 of 4 (that run is not measured)"},
+		{"after the last run", syscall.SIGINT, nil, "\nbench: 4 runs in ", "interrupted after its last run, while the report was written or the stack stopped"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			testid := "e2e-signal-" + strings.ReplaceAll(tc.name, " ", "-")
+			cmd, out := h.startBench(t, "-targets", "nginx", "-protos", "h1c", "-modes", "reused", "-runs", "1", "-testid", testid)
+			var tree []int
+			if tc.onLine != "" {
+				out.onLine(tc.onLine, func() {
+					tree = processTree(cmd.Process.Pid)
+					_ = cmd.Process.Signal(tc.sig)
+				})
+			} else {
+				deadline := time.Now().Add(2 * time.Minute)
+				for {
+					files, _ := filepath.Glob(filepath.Join(h.results, testid, "*.json"))
+					tree = processTree(cmd.Process.Pid)
+					if tc.ready(out.String(), tree, len(files)) {
+						break
+					}
+					if time.Now().After(deadline) {
+						_ = cmd.Process.Kill()
+						t.Fatalf("not at %s within 2 min:\n%s", tc.name, out.String())
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+				if err := cmd.Process.Signal(tc.sig); err != nil {
+					t.Fatal(err)
+				}
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(2 * time.Minute):
+				_ = cmd.Process.Kill()
+				t.Fatalf("bench still running 2 min after it started, signalled at %s:\n%s", tc.name, out.String())
+			}
+			if err == nil {
+				t.Errorf("an interrupted bench exited 0: it must not pass for a finished one")
+			}
+			dir := filepath.Join(h.results, testid)
+			if tc.sig == syscall.SIGKILL {
+				// nothing said; k6 went with the controller, the stack runs on until make down
+				if out, err := h.proxybench(t, "down"); err != nil {
+					t.Fatalf("down after kill -9: %v\n%s", err, out)
+				}
+				h.assertAllGone(t, tc.sig, cmd.Process.Pid, tree)
+				b, err := report.Load(dir)
+				if err != nil || len(b.Cells) == 0 || len(b.Cells[0].Runs) == 0 || b.Cells[0].Runs[0].Resources == nil {
+					t.Fatalf("bench.json after kill -9 mid-run: %v; want the run that ended before it, with its resources", err)
+				}
+				if out, err := h.proxybench(t, "report", dir); err != nil {
+					t.Errorf("report of the killed bench: %v\n%s", err, out)
+				}
+				return
+			}
+			t.Logf("bench after %v: %v\n%s", tc.sig, err, stack.LastLines(out.String(), 6))
+			if !strings.Contains(out.String(), tc.want) || !strings.Contains(out.String(), dir) {
+				t.Errorf("bench does not say %q and where its partial results are (%s):\n%s", tc.want, dir, out.String())
+			}
+			h.assertAllGone(t, tc.sig, cmd.Process.Pid, tree)
+			if out, err := h.proxybench(t, "report", dir); err != nil {
+				t.Errorf("report of the interrupted bench: %v\n%s", err, out)
+			}
+		})
+	}
+}
 
-	// the second k6 run: the first cell's result is on disk, the second is being measured
-	var tree []int
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		files, _ := filepath.Glob(filepath.Join(h.results, testid, "*.json"))
-		tree = processTree(cmd.Process.Pid)
-		if len(files) >= 1 && runsCommand(tree, "k6") {
-			break
+// Ctrl-C while `make bench` installs a proxy (its build running, a step of which ignores
+// SIGTERM) ends the install and everything it started within seconds, records no failure
+// against the target, starts nothing, and says so.
+func TestBenchInterruptedMidInstall(t *testing.T) {
+	h := harnessAt(t, 1650, stack.Direct)
+	const slow = "slowinstall"
+	t.Setenv("PROXYBENCH_CACHE", t.TempDir()) // the failure it must not record is not the user's
+	proxies := t.TempDir()
+	copyHelpers(t, filepath.Join(h.root, "proxies"), proxies)
+	writeFile(t, filepath.Join(proxies, slow, "target.json"), `{
+  "config": "none.tmpl",
+  "command": ["proxybench-test-slowinstall"],
+  "version": ["proxybench-test-slowinstall", "-v"],
+  "install": "install.sh",
+  "protocols": ["h1c"]
+}`)
+	writeFile(t, filepath.Join(proxies, slow, "none.tmpl"), "")
+	marker := strconv.Itoa(40000 + os.Getpid()%20000)
+	writeFile(t, filepath.Join(proxies, slow, "install.sh"), `#!/usr/bin/env bash
+echo "building slowinstall: a long compile"
+(trap '' TERM; sleep `+marker+`.5) &
+sleep `+marker+`
+`)
+	t.Setenv("PROXYBENCH_PROXIES", proxies)
+	h.addTargets(t, 60, slow)
+
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		cmd, out := h.startBench(t, "-targets", slow, "-modes", "reused", "-testid", "e2e-signal-install")
+		deadline := time.Now().Add(time.Minute)
+		for !strings.Contains(out.String(), "a long compile") || len(sleepsOf(marker)) < 2 {
+			if time.Now().After(deadline) {
+				_ = cmd.Process.Kill()
+				t.Fatalf("the install did not start within a minute:\n%s", out.String())
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("no second k6 run within 90 s:\n%s", out.String())
+		tree := processTree(cmd.Process.Pid)
+		t0 := time.Now()
+		if err := cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(50 * time.Millisecond)
+		err := cmd.Wait()
+		took := time.Since(t0)
+		t.Logf("bench after %v mid-install, %v later: %v\n%s", sig, took.Round(time.Millisecond), err, stack.LastLines(out.String(), 3))
+		if err == nil || took > 10*time.Second {
+			t.Errorf("%v mid-install: exit %v after %v, want a failure within 10 s", sig, err, took)
+		}
+		if want := "target " + slow + ": install (proxies/" + slow + "/install.sh) interrupted: every process it started is stopped"; !strings.Contains(out.String(), want) {
+			t.Errorf("%v mid-install: the bench does not say %q:\n%s", sig, want, out.String())
+		}
+		h.assertAllGone(t, sig, cmd.Process.Pid, tree)
+		if left := sleepsOf(marker); len(left) > 0 {
+			t.Errorf("%v mid-install: the install's processes %v still run", sig, left)
+		}
+		if status, _ := h.proxybench(t, "status"); !statusLine(status, slow, "not installed") || strings.Contains(status, "install failed") {
+			t.Errorf("%v mid-install: status must show %s not installed, not failed:\n%s", sig, slow, status)
+		}
 	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
+}
+
+// sleepsOf is the pids of live `sleep MARKER…` processes.
+func sleepsOf(marker string) []int {
+	var pids []int
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, c := range cmdlines {
+		argv, _ := os.ReadFile(c)
+		stat, err := os.ReadFile(filepath.Join(filepath.Dir(c), "stat"))
+		if err != nil || !strings.HasPrefix(string(argv), "sleep\x00"+marker) || strings.Contains(string(stat), ") Z ") {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(c)))
+		pids = append(pids, pid)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(60 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("bench still running 60 s after Ctrl-C:\n%s", out.String())
-	}
-	if err == nil {
-		t.Errorf("an interrupted bench exited 0: it must not pass for a finished one")
-	}
-	dir := filepath.Join(h.results, testid)
-	t.Logf("bench after Ctrl-C: %v\n%s", err, stack.LastLines(out.String(), 15))
-	if !strings.Contains(out.String(), "interrupted") || !strings.Contains(out.String(), dir) {
-		t.Errorf("bench does not say it was interrupted and where its partial results are (%s):\n%s", dir, out.String())
-	}
-	deadline = time.Now().Add(15 * time.Second)
+	return pids
+}
+
+// assertAllGone fails unless, within 15 s of sig, no process of tree (the bench's, bench pid
+// aside) nor of the stack runs and every port of the stack is free.
+func (h *harness) assertAllGone(t *testing.T, sig syscall.Signal, bench int, tree []int) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
 	for {
 		var alive []int
 		for _, pid := range tree {
-			if syscall.Kill(pid, 0) == nil && pid != cmd.Process.Pid {
+			if syscall.Kill(pid, 0) == nil && pid != bench {
 				alive = append(alive, pid)
 			}
 		}
@@ -183,19 +318,16 @@ func TestBenchInterruptedMidRun(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("15 s after Ctrl-C still alive: pids %v of the bench's tree, stack processes %v", alive, left)
+			t.Fatalf("15 s after %v still alive: pids %v of the bench's tree, stack processes %v", sig, alive, left)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	for _, n := range h.cfg.Names() {
 		for _, p := range h.cfg.Targets[n].TCP() {
 			if err := stack.CheckPortFree(h.cfg.Address, p.Port); err != nil {
-				t.Errorf("after Ctrl-C: %v", err)
+				t.Errorf("after %v: %v", sig, err)
 			}
 		}
-	}
-	if out, err := h.proxybench(t, "report", dir); err != nil {
-		t.Errorf("report of the interrupted bench: %v\n%s", err, out)
 	}
 }
 
@@ -227,18 +359,62 @@ func (h *harness) startBench(t *testing.T, args ...string) (*exec.Cmd, *syncBuff
 
 // syncBuffer is output a test reads while the command still writes it.
 type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
+	mu     sync.Mutex
+	buf    strings.Builder
+	line   string // onLine's
+	onSeen func()
 }
 
 func (b *syncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.buf.Write(p)
+	n, err := b.buf.Write(p)
+	if b.onSeen != nil && strings.Contains(b.buf.String(), b.line) {
+		// at once, from the writer: the command is a few instructions past writing it
+		b.onSeen()
+		b.onSeen = nil
+	}
+	return n, err
+}
+
+// onLine calls f (once) as soon as the output holds s.
+func (b *syncBuffer) onLine(s string, f func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.line, b.onSeen = s, f
 }
 
 func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Two users' stacks, each with its own run directory and ports, run side by side: both come
+// up, measure at once, and one going down leaves the other up and measuring.
+func TestTwoStacksSideBySide(t *testing.T) {
+	a := harnessAt(t, 1750, "nginx")
+	b := harnessAt(t, 1850, "nginx")
+	a.up(t)
+	b.up(t)
+	var wg sync.WaitGroup
+	for _, h := range []*harness{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if out, err := h.proxybench(t, "k6", "-scenario", "reused-h1c", "-targets", "nginx", "-testid", "e2e-side-by-side"); err != nil {
+				t.Errorf("k6 on the stack in %s, beside the other: %v\n%s", h.run, err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	if out, err := a.proxybench(t, "down"); err != nil {
+		t.Fatalf("down of the first stack: %v\n%s", err, out)
+	}
+	if out, err := b.proxybench(t, "status"); err != nil || !statusLine(out, "nginx", "h1c ok") || !statusLine(out, stack.Direct, "h1c ok") {
+		t.Errorf("the second stack after the first went down: %v\n%s", err, out)
+	}
+	if out, err := b.proxybench(t, "k6", "-scenario", "json", "-targets", "nginx", "-proto", "h2", "-testid", "e2e-side-by-side-after"); err != nil {
+		t.Errorf("k6 on the second stack after the first went down: %v\n%s", err, out)
+	}
 }

@@ -455,11 +455,8 @@ func (b *Bench) sort() {
 
 // Save writes the bench to dir/bench.json.
 func (b *Bench) Save(dir string) error {
-	data, err := json.MarshalIndent(b, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, BenchFile), append(data, '\n'), 0o644)
+	// whole or not at all: a bench saves after every run, and may be killed while it does
+	return stack.WriteJSON(filepath.Join(dir, BenchFile), b)
 }
 
 // Load reads dir/bench.json.

@@ -59,6 +59,8 @@ type Result struct {
 
 	// Err is set by the runner when k6 did not produce a result at all.
 	Err string `json:"-"`
+	// TimedOut: k6 was stopped by the runner's Timeout, so the target may hang (Err says so).
+	TimedOut bool `json:"-"`
 }
 
 // LoadResult reads one result file.

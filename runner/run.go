@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/proxybench/proxybench/stack"
 )
@@ -39,8 +41,12 @@ type Runner struct {
 	// Negotiated is what each target's TLS protocols negotiated when the stack verified them
 	// (stack.Running.TLS): every run over TLS records its target's in its result.
 	Negotiated map[string]map[stack.Protocol]*stack.Negotiated
-	Stdout     io.Writer
-	Stderr     io.Writer
+	// Timeout cuts off a k6 run that has not ended within it (0: none). k6 bounds a run itself,
+	// but only by its executors' maxDuration (10 minutes) and request timeouts, and a stopped
+	// or wedged target can hold an extension's connection for longer.
+	Timeout time.Duration
+	Stdout  io.Writer
+	Stderr  io.Writer
 }
 
 // Job is one cell: a scenario against one target, and for probes the protocol.
@@ -139,9 +145,20 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 	// scripts already tag testid from TESTID.
 	argv := append(append(slices.Clone(r.ClientPrefix), r.K6, "run"), r.ExtraArgs...)
 	argv = append(argv, script)
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	runCtx := ctx
+	if r.Timeout > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, r.Timeout)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
 	cmd.Env = r.Env(testid, j, summary)
 	cmd.Stdout, cmd.Stderr = r.Stdout, r.Stderr
+	// Stdout may be a pipe (a writer that is not a file): once k6 is killed, its output is not
+	// waited for longer than this.
+	cmd.WaitDelay = 5 * time.Second
+	// a controller killed outright (kill -9) takes its k6 with it: no load without a runner
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var sampler *Sampler
 	if targetPID > 0 {
 		if sampler, err = StartSampler(targetPID, 0); err != nil {
@@ -177,6 +194,11 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 	if ctx.Err() != nil {
 		// killed by the runner on Ctrl-C or SIGTERM: whatever k6 wrote is not a whole run
 		return fail(fmt.Errorf("k6 run %s (target %s) interrupted: not measured", j.Scenario, j.Target)), nil
+	}
+	if runCtx.Err() != nil {
+		res := fail(fmt.Errorf("k6 run %s (target %s) had not ended after RUN_TIMEOUT=%v and was stopped: not measured (a longer run needs a larger RUN_TIMEOUT)", j.Scenario, j.Target, r.Timeout))
+		res.TimedOut = true
+		return res, nil
 	}
 	var exit *exec.ExitError
 	if runErr != nil && !(errors.As(runErr, &exit) && exit.ExitCode() == thresholdsFailed) {

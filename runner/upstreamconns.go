@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"os"
 	"time"
+
+	"github.com/proxybench/proxybench/stack"
 )
 
 // UpstreamConns is how many connections the upstream accepted while a run went on: behind a
@@ -92,13 +94,5 @@ func addToFile(path string, fields map[string]any) error {
 		}
 		doc[k] = raw
 	}
-	out, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(out, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return stack.WriteJSON(path, doc)
 }

@@ -121,8 +121,27 @@ func (s *Stack) install(ctx context.Context, d *Definition) (why string, err err
 		w = io.MultiWriter(&tail, s.Out)
 	}
 	cmd.Stdout, cmd.Stderr = w, w
+	// The script's builds (go, cargo, make, curl) run in a group of their own, so that Ctrl-C
+	// or SIGTERM ends them all, not only the bash above them, and Run does not wait on an
+	// orphan holding its output pipe.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = installGrace
 	failed := s.installedPath(n) + ".failed"
-	if err := cmd.Run(); err != nil {
+	err = cmd.Run()
+	if cmd.Process != nil {
+		// what ignored SIGTERM, or outlived the script; gone before we go on
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		for i := 0; i < 40 && groupAlive(cmd.Process.Pid); i++ {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if ctx.Err() != nil {
+		// not a failure of the script: nothing is recorded against it, and the next run installs
+		return "", fmt.Errorf("target %s: install (proxies/%s/%s) interrupted: every process it started is stopped, and it starts again from the beginning next time (%w)",
+			n, n, d.Install, ctx.Err())
+	}
+	if err != nil {
 		var exit *exec.ExitError
 		if d.Optional && errors.As(err, &exit) && exit.ExitCode() == ExitNotGiven {
 			s.logf("%-8s skipped (optional): %s", n, d.NotInstalled())
@@ -141,6 +160,10 @@ func (s *Stack) install(ctx context.Context, d *Definition) (why string, err err
 	s.logf("%-8s installed in %v", n, time.Since(t0).Round(time.Second))
 	return "", nil
 }
+
+// installGrace is how long an interrupted install script's group has to end on SIGTERM before
+// it is killed.
+const installGrace = 5 * time.Second
 
 // ExitNotGiven is the exit status of an optional target's install script that was given nothing
 // to install (GoDoxy with neither GODOXY_BIN nor GODOXY_RELEASE): the target is "not

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestLabel(t *testing.T) {
@@ -129,6 +131,58 @@ func TestInstallEnvRunsTheScriptAgain(t *testing.T) {
 			t.Errorf("install %d (PROXYBENCH_TEST_E_BIN=%q): the script ran %d times in all, want %d", i+1, tc.env, got, tc.want)
 		}
 	}
+}
+
+// An install interrupted (Ctrl-C, SIGTERM: the context) ends at once with everything it
+// started, a build step that ignores SIGTERM included, and is not recorded as a failure.
+func TestInstallInterrupted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	marker := strconv.Itoa(40000 + os.Getpid()%20000) // a sleep of this test's own
+	script := `(trap '' TERM; sleep ` + marker + `.5) & sleep ` + marker + `; echo done`
+	if err := os.WriteFile(filepath.Join(dir, "install.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := &Definition{Name: "i", Dir: dir, Command: []string{"proxybench-test-i"}, Install: "install.sh"}
+	s := &Stack{Paths: Paths{CacheDir: t.TempDir()}, KeepGoing: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for len(sleepsOf(marker)) < 2 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+	}()
+	t0 := time.Now()
+	_, err := s.Install(ctx, map[string]*Definition{"i": d})
+	if took := time.Since(t0); err == nil || !strings.Contains(err.Error(), "target i: install (proxies/i/install.sh) interrupted: every process it started is stopped") || took > installGrace+3*time.Second {
+		t.Fatalf("interrupted install: error %v after %v; want \"interrupted\" within %v", err, took, installGrace+3*time.Second)
+	}
+	if left := sleepsOf(marker); len(left) > 0 {
+		t.Errorf("the install's processes %v still run after it returned", left)
+	}
+	if why := s.installFailure("i"); why != "" {
+		t.Errorf("an interrupted install is recorded as failed: %q", why)
+	}
+}
+
+// sleepsOf is the pids of live `sleep MARKER…` processes.
+func sleepsOf(marker string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		argv, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if !strings.HasPrefix(string(argv), "sleep\x00"+marker) {
+			continue
+		}
+		if _, state, err := procStat(pid); err == nil && state != "Z" {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 func TestStateFailures(t *testing.T) {

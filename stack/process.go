@@ -70,6 +70,8 @@ func (p *Process) Stop(grace time.Duration) error {
 	if err := syscall.Kill(-p.PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("stop pid %d: %w", p.PID, err)
 	}
+	// a stopped process (SIGSTOP, a debugger gone) acts on SIGTERM only once continued
+	_ = syscall.Kill(-p.PID, syscall.SIGCONT)
 	deadline := time.Now().Add(grace)
 	for time.Now().Before(deadline) {
 		if !p.Alive() && !groupAlive(p.PID) {
@@ -87,29 +89,50 @@ func (p *Process) Stop(grace time.Duration) error {
 	return nil
 }
 
+// Stopped reports whether a process of the group is stopped by a signal (SIGSTOP, SIGTSTP:
+// state T) or in a tracing stop (t): it is there, and answers nothing.
+func (p *Process) Stopped() bool {
+	for _, st := range groupStates(p.PID) {
+		if st == "T" || st == "t" {
+			return true
+		}
+	}
+	return false
+}
+
 // groupAlive reports whether any live process is still in process group pgid.
 func groupAlive(pgid int) bool {
-	err := syscall.Kill(-pgid, 0)
-	if err != nil {
+	if err := syscall.Kill(-pgid, 0); err != nil {
 		return false
 	}
 	// Kill(…, 0) also succeeds for zombies waiting to be reaped; look for a live member.
+	for _, st := range groupStates(pgid) {
+		if st != "Z" && st != "X" {
+			return true
+		}
+	}
+	return false
+}
+
+// groupStates is the state (/proc/<pid>/stat field 3) of each process in process group pgid,
+// this one left out.
+func groupStates(pgid int) []string {
+	var states []string
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+		if err != nil || pid == os.Getpid() {
 			continue
 		}
 		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
 		if err != nil {
 			continue
 		}
-		f := statFields(string(data))
-		if len(f) > 5 && f[4] == strconv.Itoa(pgid) && f[2] != "Z" && f[2] != "X" && pid != os.Getpid() {
-			return true
+		if f := statFields(string(data)); len(f) > 5 && f[4] == strconv.Itoa(pgid) {
+			states = append(states, f[2])
 		}
 	}
-	return false
+	return states
 }
 
 func startTick(pid int) (uint64, error) {

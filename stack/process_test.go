@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -32,6 +33,40 @@ func TestProcessStartStop(t *testing.T) {
 	}
 	if got := Tail(log, 5); got != "started" {
 		t.Errorf("log tail = %q", got)
+	}
+}
+
+// A stopped group is seen as stopped, and Stop ends it within its grace, by SIGTERM: a stopped
+// process acts on no signal but SIGKILL until it is continued.
+func TestProcessStoppedIsSeenAndStopped(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p, err := StartProcess([]string{"sh", "-c", "trap 'echo term; exit 0' TERM; sleep 300 & wait"}, os.Environ(), dir, filepath.Join(dir, "p.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if p.Stopped() {
+		t.Fatal("Stopped() before SIGSTOP")
+	}
+	if err := syscall.Kill(-p.PID, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !p.Stopped() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !p.Stopped() || !p.Alive() {
+		t.Fatalf("after SIGSTOP: Stopped() = %v, Alive() = %v; want both true", p.Stopped(), p.Alive())
+	}
+	if err := p.Stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if p.Alive() || groupAlive(p.PID) {
+		t.Fatal("stopped group still alive after Stop")
+	}
+	if got := Tail(filepath.Join(dir, "p.log"), 1); got != "term" {
+		t.Errorf("log tail = %q, want term: the group was killed, not terminated", got)
 	}
 }
 

@@ -155,15 +155,7 @@ func (s *Stack) LoadState() (*State, error) {
 // saveState replaces state.json whole (a new file renamed over it): a controller killed while
 // writing must not leave a truncated state that `down` cannot read.
 func (s *Stack) saveState(st *State) error {
-	data, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := s.statePath() + ".new"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, s.statePath())
+	return WriteJSON(s.statePath(), st)
 }
 
 // Definitions loads the folders of the named targets (direct has none: it is the upstream).

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/proxybench/proxybench/stack"
 )
@@ -89,6 +90,8 @@ func TestBadInputSaysWhatIsValid(t *testing.T) {
 		{"upload bytes", "bench", nil, map[string]string{"UPLOAD_BYTES": "256k"}, `UPLOAD_BYTES="256k": want a whole number of at least 1`},
 		{"upload bytes beyond k6", "bench", nil, map[string]string{"UPLOAD_BYTES": "9007199254740992"}, `UPLOAD_BYTES="9007199254740992": want a whole number of at least 1`},
 		{"every bad knob at once", "bench", nil, map[string]string{"SAMPLES": "0", "DURATION": "1x"}, "DURATION=\"1x\": want a duration longer than zero such as 10s, 1m30s or 500ms (empty: the profile's)\nSAMPLES=\"0\": want"},
+		{"run timeout word", "bench", nil, map[string]string{"RUN_TIMEOUT": "soon"}, `RUN_TIMEOUT="soon": want a duration such as 90s or 10m after which a k6 run is stopped as hung, or 0 for never (empty: 5m0s plus DURATION and WARMUP)`},
+		{"run timeout unitless", "k6", []string{"-scenario", "json"}, map[string]string{"RUN_TIMEOUT": "300"}, `RUN_TIMEOUT="300": want a duration`},
 		{"tls profile", "bench", nil, map[string]string{"TLS_PROFILE": "rsa"}, `TLS_PROFILE=rsa: TLS profile "rsa" is not in tls_profiles: valid profiles are pq, x25519`},
 	}
 	for _, tc := range tests {
@@ -121,6 +124,7 @@ func TestGoodInputPassesBenchCheck(t *testing.T) {
 		{"TARGETS": "nginx, caddy,nginx", "PROTOS": "h2,h1c", "MODES": "reused", "RUNS": "3", "DASHBOARD": "yes", "RESTART": "0"},
 		{"DURATION": "1m30s", "WARMUP": "0", "CONNECTIONS": "64", "STREAMS": "10", "REQUESTS": "500", "FRESH_CONNECTIONS": "8", "SAMPLES": "50", "UPLOAD_BYTES": "262144"},
 		{"WARMUP": "500ms", "DURATION": " 10s ", "PROFILE": "stress"},
+		{"RUN_TIMEOUT": "0"}, {"RUN_TIMEOUT": "90s"},
 	} {
 		for k, v := range env {
 			t.Setenv(k, v)
@@ -130,6 +134,26 @@ func TestGoodInputPassesBenchCheck(t *testing.T) {
 		}
 		for k := range env {
 			t.Setenv(k, "")
+		}
+	}
+}
+
+func TestRunTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want time.Duration
+	}{
+		{nil, runSlack},
+		{map[string]string{"DURATION": "10m", "WARMUP": "30s"}, runSlack + 10*time.Minute + 30*time.Second},
+		{map[string]string{"DURATION": "1m30s", "WARMUP": "0"}, runSlack + 90*time.Second},
+		{map[string]string{"RUN_TIMEOUT": "90s", "DURATION": "10m"}, 90 * time.Second},
+		{map[string]string{"RUN_TIMEOUT": "1h"}, time.Hour},
+		{map[string]string{"RUN_TIMEOUT": "0"}, 0},
+		{map[string]string{"RUN_TIMEOUT": "0s"}, 0},
+	} {
+		got, err := runTimeout(func(k string) string { return tc.env[k] })
+		if err != nil || got != tc.want {
+			t.Errorf("runTimeout with %v = %v, %v; want %v", tc.env, got, err, tc.want)
 		}
 	}
 }

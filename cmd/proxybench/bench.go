@@ -184,6 +184,9 @@ type bench struct {
 	t0          time.Time
 	// fatal ends the bench after the run in progress: the upstream died (checkAlive).
 	fatal error
+	// finished: every run ended before any signal came
+	finished   bool
+	saveWarned bool // checkpoint's
 }
 
 // runnable tells whether a job can run, else records it as not run (its target lacks the
@@ -236,32 +239,45 @@ func (x *bench) run(ctx context.Context, j runner.Job) *runner.Result {
 	return res
 }
 
-// checkAlive is what follows a run whose target or upstream died during it: the run is
-// invalid, with the end of the dead one's log; a proxy is started again (verified) for its next
-// runs, or left out of them if it will not start; the upstream's death ends the bench
-// (x.fatal), since every other figure would be measured against nothing.
+// checkAlive is what follows a run whose upstream or target died, was stopped (SIGSTOP) or,
+// for the target, held the run past RUN_TIMEOUT: the run is invalid, with the end of that
+// one's log; a proxy is started again (verified) for its next runs, or left out of them if it
+// will not start; the upstream's death or stop ends the bench (x.fatal), since every other
+// figure would be measured against nothing.
 func (x *bench) checkAlive(ctx context.Context, j runner.Job, res *runner.Result) {
-	for _, n := range []string{j.Target, stack.Direct} {
+	// the upstream first: a proxy's run cut off because the upstream hung is the upstream's fault
+	for _, n := range slices.Compact([]string{stack.Direct, j.Target}) {
 		p := stack.Process{PID: x.pids[n]}
-		if p.PID == 0 || p.Alive() {
+		var what string
+		gone := true // dead or stopped, not only slow
+		switch {
+		case p.PID == 0:
+			continue
+		case !p.Alive():
+			what = "exited during the run"
+		case p.Stopped():
+			what = "was stopped (SIGSTOP or a tracer: state T) during the run"
+		case res.TimedOut && n == j.Target:
+			what, gone = "did not let the run end within RUN_TIMEOUT", false
+		default:
 			continue
 		}
 		log := filepath.Join(x.s.RunDir, n, n+".log")
 		tail, _ := os.ReadFile(log)
-		why := fmt.Sprintf("%s (pid %d) exited during the run; the end of %s: %s", n, p.PID, log,
+		why := fmt.Sprintf("%s (pid %d) %s; the end of %s: %s", n, p.PID, what, log,
 			strings.ReplaceAll(stack.LastLines(string(tail), 5), "\n", " | "))
 		path, _ := x.r.ResultPath(x.testid, j)
 		if err := runner.MarkInvalid(res, path, why); err != nil {
 			fmt.Fprintf(os.Stderr, "warning: %s: %v\n", path, err)
 		}
 		fmt.Fprintf(os.Stderr, "bench: %s\n", why)
-		if n == stack.Direct {
-			x.fatal = fmt.Errorf("the upstream (direct, pid %d) exited during %s %s: the bench stopped, as no figure means anything without it (its log: %s)", p.PID, j.Scenario, j.Target, log)
+		if n == stack.Direct && gone {
+			x.fatal = fmt.Errorf("the upstream (direct, pid %d) %s (%s %s): the bench stopped, as no figure means anything without it (its log: %s)", p.PID, what, j.Scenario, j.Target, log)
 			return
 		}
 		r, err := x.s.Restart(ctx, n)
 		if err != nil {
-			x.sv.missing[n] = stack.LabelNotVerified + ": exited during a run and did not start again: " + stack.FirstLine(err.Error())
+			x.sv.missing[n] = stack.LabelNotVerified + ": " + what + " and did not start again: " + stack.FirstLine(err.Error())
 			fmt.Fprintf(os.Stderr, "bench: %s is left out of its other runs: %v\n", n, err)
 			continue
 		}
@@ -285,13 +301,23 @@ func (x *bench) add(j runner.Job, res *runner.Result, rs *runner.Resources) {
 		x.tables = append(x.tables, res)
 	}
 	path, err := x.r.ResultPath(x.testid, j)
-	if err == nil && res.Err == "" {
-		if err = x.b.AddFile(x.dir, path, rs); err == nil {
-			return
-		}
+	if err != nil || res.Err != "" || x.b.AddFile(x.dir, path, rs) != nil {
+		// k6 wrote no result (or one we cannot read): an invalid run, from what we know.
+		x.b.Add(relOr(x.dir, path), res, rs)
 	}
-	// k6 wrote no result (or one we cannot read): an invalid run, from what we know.
-	x.b.Add(relOr(x.dir, path), res, rs)
+	x.checkpoint()
+}
+
+// checkpoint saves bench.json as it stands, unfinished (no end time): should the bench be
+// killed outright (kill -9, the machine), every run that ended is in it, with its resources,
+// and `make report` rebuilds the report from it.
+func (x *bench) checkpoint() {
+	x.b.Finish()
+	x.b.Finished = time.Time{}
+	if err := x.b.Save(x.dir); err != nil && !x.saveWarned {
+		fmt.Fprintf(os.Stderr, "warning: %v: the runs are saved at the end only\n", err)
+		x.saveWarned = true
+	}
 }
 
 // withBaseline puts direct first among names when it is not there: every matrix is calibrated
@@ -368,9 +394,15 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	if err := s.Up(ctx, names); err != nil {
 		return err
 	}
+	var x *bench
 	defer func() {
 		if derr := s.Down(); derr != nil {
 			err = errors.Join(err, derr)
+		}
+		if ctx.Err() != nil && x != nil && x.finished {
+			// The report and results were written whole (neither stops halfway), and the stack
+			// is down: only the exit status says a signal came, and this, the last thing said.
+			err = errors.Join(err, fmt.Errorf("interrupted after its last run, while the report was written or the stack stopped: every run is in %s, and the report beside them is whole", x.dir))
 		}
 	}()
 	sv, err := servedProtocols(s)
@@ -382,7 +414,7 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	r := newRunner(s, f.runFlags)
-	x := &bench{s: s, r: r, testid: f.testid, dir: filepath.Join(r.ResultsDir, f.testid), sv: sv, pids: map[string]int{},
+	x = &bench{s: s, r: r, testid: f.testid, dir: filepath.Join(r.ResultsDir, f.testid), sv: sv, pids: map[string]int{},
 		dash: f.dashboard, restart: f.restart, influx: observe.ResourceWriterFromEnv()}
 	for n, t := range st.Targets {
 		x.pids[n] = t.PID
@@ -426,6 +458,8 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	}
 	x.b.Finished = time.Time{}
 	x.b.Finish()
+	cut := ctx.Err() != nil // a run was cut short: after it, the report is still written
+	x.finished = !cut
 	fmt.Fprintf(os.Stderr, "\nbench: %d runs in %v\n", x.done, time.Since(x.t0).Round(time.Second))
 	printTables(x.tables, f.profile, f.testid)
 	// The tables above are run 1 of each cell; this is what the report makes of them all:
@@ -443,8 +477,8 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	if x.fatal != nil {
 		return fmt.Errorf("%w; the runs before it are in %s, the report above covers them", x.fatal, x.dir)
 	}
-	if ctx.Err() != nil {
-		// after the stack is down (deferred): the last thing said
+	// after the stack is down (deferred): the last thing said
+	if cut {
 		return fmt.Errorf("interrupted at run %d of %d (that run is not measured): the runs finished before it are in %s, the report above covers them, `make report ID=%s` rebuilds it", x.done, x.total, x.dir, x.testid)
 	}
 	err = invalidErr(x.results, x.dir)

@@ -24,6 +24,7 @@ import (
 type runFlags struct {
 	targets, testid, profile string
 	extra                    []string
+	timeout                  time.Duration // of each k6 run (runTimeout)
 }
 
 var testidRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
@@ -52,7 +53,37 @@ func parseRunFlags(fs *flag.FlagSet, args []string) (*runFlags, error) {
 	if err := checkKnobs(os.Getenv); err != nil {
 		return nil, err
 	}
+	var err error
+	if f.timeout, err = runTimeout(os.Getenv); err != nil {
+		return nil, err
+	}
 	return f, nil
+}
+
+// runSlack is how long a k6 run may take beyond its WARMUP and DURATION before RUN_TIMEOUT
+// cuts it off: setup (30 s at most), the 30 s gracefulStop, a fresh run's REQUESTS at the
+// slowest rate seen here (50,000 handshakes at ~650/s in stress) and the summary, with room.
+const runSlack = 5 * time.Minute
+
+// runTimeout is RUN_TIMEOUT, the time after which a k6 run is stopped as hung ("0": never);
+// empty is runSlack plus the DURATION and WARMUP given, which the profiles' own fit within.
+func runTimeout(getenv func(string) string) (time.Duration, error) {
+	v := strings.TrimSpace(getenv("RUN_TIMEOUT"))
+	switch {
+	case v == "":
+		d := runSlack
+		for _, k := range durationKnobs {
+			if w := strings.TrimSpace(getenv(k)); durationRE.MatchString(w) {
+				d += time.Duration(durationSeconds(w) * float64(time.Second))
+			}
+		}
+		return d, nil
+	case zeroRE.MatchString(v):
+		return 0, nil
+	case !durationRE.MatchString(v) || durationSeconds(v) <= 0:
+		return 0, fmt.Errorf("RUN_TIMEOUT=%q: want a duration such as 90s or 10m after which a k6 run is stopped as hung, or 0 for never (empty: %v plus DURATION and WARMUP)", v, runSlack)
+	}
+	return time.Duration(durationSeconds(v) * float64(time.Second)), nil
 }
 
 // parseFlags parses args as fs's flags. The flag package prints its own complaint and every
@@ -147,6 +178,7 @@ func newRunner(s *stack.Stack, f *runFlags) *runner.Runner {
 		CAFile:       stack.CertsIn(filepath.Join(s.RunDir, "certs")).CAFile,
 		Profile:      f.profile,
 		ExtraArgs:    f.extra,
+		Timeout:      f.timeout,
 		UpstreamAddr: net.JoinHostPort(s.Config.Address, strconv.Itoa(s.Config.Upstream.H1C)),
 		Stdout:       os.Stdout,
 		Stderr:       os.Stderr,

@@ -1,0 +1,41 @@
+package runner
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+)
+
+// TreeUsage counts a whole tree: a child's memory and open files are its parent's too.
+func TestTreeUsage(t *testing.T) {
+	rss, fds, err := TreeUsage(os.Getpid())
+	if err != nil || rss == 0 || fds < 3 {
+		t.Fatalf("this process: %d bytes, %d fds, %v; want some of each", rss, fds, err)
+	}
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	exe, err := os.Readlink("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ChildRunning(os.Getpid(), exe); got != cmd.Process.Pid {
+		t.Errorf("ChildRunning(%s) = %d, want %d", exe, got, cmd.Process.Pid)
+	}
+	own, _, err := TreeUsage(cmd.Process.Pid)
+	if err != nil || own == 0 {
+		t.Fatalf("sleep: %d bytes, %v", own, err)
+	}
+	rss2, _, err := TreeUsage(os.Getpid())
+	if err != nil || rss2 < own {
+		t.Errorf("this tree with sleep: %d bytes, %v; want at least sleep's %d", rss2, err, own)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if _, _, err := TreeUsage(cmd.Process.Pid); err == nil {
+		t.Errorf("TreeUsage of an ended process: no error")
+	}
+}
