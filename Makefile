@@ -11,6 +11,7 @@ PROTO ?=
 PROTOS ?= all
 MODES ?= all
 RUNS ?=
+ROUNDS ?=
 DASHBOARD ?=
 RESTART ?=
 PIN ?=
@@ -29,6 +30,8 @@ export DURATION WARMUP CONNECTIONS STREAMS REQUESTS FRESH_CONNECTIONS SAMPLES UP
 export SOAK_INTERVAL
 # …and the runner's: a k6 run not ended after RUN_TIMEOUT is stopped as hung (0: never).
 export RUN_TIMEOUT
+# …and bench's client calibration at its start, seconds per client (0: none; default 3)
+export CALIBRATE_SECONDS
 export PROXYBENCH_CACHE ?= $(HOME)/.cache/proxybench
 
 # k6 must never reach the internet: no usage report, no automatic extension download.
@@ -47,9 +50,11 @@ help: # List every target with what it does
 	@echo "  Variables: SCENARIO=reused-h1|…|ws  TARGET/TARGETS=all|name,…  PROFILE=smoke|stable|stress"
 	@echo "             PROTO=h1|h1c|h2|h3 (probes)  TESTID=…  ARGS='extra k6 flags'  (also read from .env)"
 	@echo "             bench: PROTOS=h1,h1c,h2,h3  MODES=reused,fresh,probe  RUNS=N  DASHBOARD=1  RESTART=1"
+	@echo "             calibrate: TARGET=name (default nginx; direct always)  PROTOS=h1c,h1,h2  ROUNDS=1"
 	@echo "             soak: TARGET=name (one, or direct)  MINUTES=10 (fractions allowed)  PROTO=h1c|h1|h2|h3  SOAK_INTERVAL=10s"
 	@echo "             up, bench: PIN=auto|client=0-3,proxy=4-5,upstream=6-7 (CPU sets; 3 CPUs or more)"
 	@echo "             scenario knobs: DURATION WARMUP CONNECTIONS STREAMS REQUESTS FRESH_CONNECTIONS SAMPLES UPLOAD_BYTES"
+	@echo "             bench: CALIBRATE_SECONDS=3 (k6 against wrk/h2load on direct at the start; 0: none)"
 	@echo "             k6, bench: RUN_TIMEOUT=5m (a run not ended by then is stopped as hung; default 5m + DURATION + WARMUP)"
 	@echo "             OBSERVE=1 (up, k6, bench: InfluxDB too; k6 runs stream into it while it is up)"
 	@echo "             up, bench: TLS_PROFILE=x25519|pq (one of targets.json tls_profiles, for every target alike)"
@@ -116,6 +121,7 @@ bench-check: bin/proxybench
 	@bin/proxybench bench -check $(BENCH_FLAGS) -testid "$(TESTID)"
 
 bench: bench-check build bin/observe $(WITH_OBSERVE) # The benchmark: stack up, every scenario × every target at PROFILE, tables, stack down
+	@runner/install-peers.sh || echo "bench: wrk and h2load could not be installed: the bench runs without its client calibration"
 	env $$(bin/observe env) bin/proxybench bench $(BENCH_FLAGS) -testid $(TESTID) -- $(ARGS)
 
 SOAK_FLAGS = -target "$(TARGET)" -minutes "$(MINUTES)" -proto "$(or $(PROTO),h1c)"
@@ -128,6 +134,10 @@ soak-check: bin/proxybench
 soak: soak-check build bin/observe # Stress one TARGET for MINUTES (default 10): RSS and open files of k6, the target and the upstream over time, failing on growth beyond the stated bounds
 	env $$(bin/observe env) bin/proxybench soak $(SOAK_FLAGS) -testid $(TESTID) -- $(ARGS)
 
+calibrate: build # The client's ceiling: our reused scenarios and native peers (wrk, h2load) on the same load against direct and TARGET (default nginx): req/s, client CPU-µs per request, k6 vs the peer
+	runner/install-peers.sh
+	bin/proxybench calibrate -targets "$(if $(filter all,$(TARGET)),nginx,$(TARGET))" -protos "$(PROTOS)" -rounds "$(or $(ROUNDS),1)" -testid $(TESTID) -- $(ARGS)
+
 table: bin/proxybench # Print the tables of a saved run again: make table ID=<testid>
 	bin/proxybench table results/$(ID)
 
@@ -139,8 +149,9 @@ compare: bin/proxybench # Change per cell from run A to run B, and whether it ex
 	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make compare A=<testid> B=<testid> (folders of results/)"; exit 2; }
 	bin/proxybench compare results/$(A) results/$(B)
 
-test-deps: # Install what the tests need besides Go: Debian's chromium (pinned) for the report's browser test
+test-deps: # Install what the tests need besides Go: Debian's chromium (pinned) for the report's browser test, wrk and h2load for calibrate's
 	report/install-chromium.sh
+	runner/install-peers.sh
 
 .PHONY: report compare test-deps
 
@@ -161,4 +172,4 @@ test: setup influxd test-deps lint # Unit tests, k6 inspect of every scenario, a
 clean: # Remove built binaries and results (the install cache stays)
 	rm -rf bin results
 
-.PHONY: help k6-build build setup pins up down bench-check soak-check soak compose-up compose-down status k6 bench table lint test clean influxd observe-up observe-down
+.PHONY: help k6-build build setup pins up down bench-check soak-check soak calibrate compose-up compose-down status k6 bench table lint test clean influxd observe-up observe-down

@@ -54,6 +54,7 @@ func portOffset(t *testing.T) int {
 var tinyEnv = []string{
 	"DURATION=2s", "WARMUP=1s", "CONNECTIONS=4", "STREAMS=4",
 	"REQUESTS=120", "FRESH_CONNECTIONS=4", "SAMPLES=2",
+	"CALIBRATE_SECONDS=0", // a bench's client calibration: TestBenchReport's alone
 }
 
 const freshRequests = 120
@@ -552,7 +553,7 @@ func TestBenchReport(t *testing.T) {
 	from := time.Now().Add(-time.Minute)
 	// -targets nginx: bench adds direct itself, the baseline every target is shown against.
 	out, err := h.proxybench(t, "bench", "-targets", "nginx", "-modes", "reused,probe",
-		"-protos", "h1c,h2", "-runs", "2", "-restart", "-dashboard", "-testid", testid)
+		"-protos", "h1c,h2", "-runs", "2", "-restart", "-dashboard", "-calibrate-seconds", "2", "-testid", testid)
 	// bench fails when any run is invalid. At these sizes on a shared 2-CPU machine the
 	// equal-load pass may drop a few iterations (k6 near its own CPU limit): that run is said
 	// invalid, which is right, and is only logged here; every matrix cell must be valid.
@@ -605,6 +606,7 @@ func TestBenchReport(t *testing.T) {
 	if err := report.Check(b); err != nil {
 		t.Errorf("report.Check: %v", err)
 	}
+	checkCalibration(t, b, dir)
 	h.checkResourcesInInfluxDB(t, testid, b, from)
 	h.checkRunRatesInInfluxDB(t, testid, b, from)
 	h.checkProbeScenariosInInfluxDB(t, testid, b)
@@ -701,5 +703,38 @@ func TestBenchReport(t *testing.T) {
 	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
 	if err != nil || !strings.Contains(string(page), "<svg") {
 		t.Errorf("report.html missing or without a chart (%v)", err)
+	}
+}
+
+// checkCalibration: the bench measured the client's ceiling first, k6 against each native
+// peer on direct for every protocol of the bench that has one, and the report says it.
+func checkCalibration(t *testing.T, b *report.Bench, dir string) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, c := range b.Calibration {
+		key := c.Client + " " + c.Proto
+		seen[key] = true
+		switch {
+		case c.Err != "":
+			t.Errorf("calibration %s: %s", key, c.Err)
+		case c.Target != stack.Direct || c.Requests <= 0 || c.ClientCPUMicros <= 0 || c.TargetCPUMicros <= 0:
+			t.Errorf("calibration %s: %+v, want figures against direct", key, *c)
+		case c.Client == "k6" && c.VsPeer <= 0:
+			t.Errorf("calibration %s: no vs peer", key)
+		}
+	}
+	for _, want := range []string{"k6 h1c", "wrk h1c", "h2load h1c", "k6 h2", "h2load h2"} {
+		if !seen[want] {
+			t.Errorf("bench.json calibration has no %s run: %v", want, seen)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## The client's ceiling", "Client: k6 makes "} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md does not say %q", want)
+		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/proxybench/proxybench/runner"
 )
 
 // TestMarkdownRows renders the synthetic bench and looks for the rows its known inputs give,
@@ -131,5 +133,41 @@ func TestWriteFiles(t *testing.T) {
 		if err != nil || st.Size() < 1000 {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+}
+
+// The client's ceiling: a table of every client's run, a failed one with its error, and a
+// headline line with k6's share of the native peer's frugality per protocol; none without a
+// calibration.
+func TestMarkdownClientCeiling(t *testing.T) {
+	b := synthBench()
+	b.Calibration = []*runner.Calibration{
+		{Target: "direct", Proto: "h1c", Client: "k6", Requests: 120000, RPS: 11000, ClientCPUMicros: 130, ReqPerCPUSecond: 7700, TargetCPUMicros: 41, VsPeer: 0.11},
+		{Target: "direct", Proto: "h1c", Client: "wrk", Requests: 380000, RPS: 38000, ClientCPUMicros: 14, ReqPerCPUSecond: 71000, TargetCPUMicros: 28},
+		{Target: "direct", Proto: "h2", Client: "h2load", Err: "h2load: TLS handshake failed"},
+	}
+	var buf bytes.Buffer
+	if err := Markdown(&buf, b); err != nil {
+		t.Fatal(err)
+	}
+	md := buf.String()
+	for _, want := range []string{
+		"## The client's ceiling",
+		"| HTTP/1.1 cleartext | direct | k6 | 11,000 | 130.0 | 7,700 | 41.0 | 0.11 |",
+		"| HTTP/1.1 cleartext | direct | wrk | 38,000 | 14.0 | 71,000 | 28.0 | — |",
+		"h2load: TLS handshake failed",
+		"Client: k6 makes 0.11 HTTP/1.1 cleartext of the requests per CPU-second a native client",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md)
+		}
+	}
+	b.Calibration = nil
+	buf.Reset()
+	if err := Markdown(&buf, b); err != nil {
+		t.Fatal(err)
+	}
+	if md := buf.String(); !strings.Contains(md, "No calibration in this bench") || strings.Contains(md, "Client: k6 makes") {
+		t.Errorf("without a calibration, report.md must say so and have no client line:\n%s", md)
 	}
 }

@@ -56,6 +56,9 @@ type Bench struct {
 	// silently measuring less. A *.json that is plainly not a result (no schema, no scenario:
 	// k6's --summary-export, notes) is not one of them.
 	Unreadable []Unreadable `json:"unreadable,omitempty"`
+	// Calibration is the client's ceiling, measured at the start of the bench: k6 and the
+	// native peers (wrk, h2load) on the same short load against direct (runner.Calibrate).
+	Calibration []*runner.Calibration `json:"calibration,omitempty"`
 }
 
 // Unreadable is one result file a rebuilt bench left out, and why.

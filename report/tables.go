@@ -62,6 +62,7 @@ func sections(b *Bench) []table {
 		wsTable(b),
 		spreadTable(b),
 		resourcesTable(b),
+		clientTable(b),
 		equalLoadTable(b),
 		manifestTable(b),
 		runsTable(b),
@@ -583,6 +584,51 @@ func resourcesTable(b *Bench) table {
 	return t
 }
 
+// clientTable is the calibration run at the start of the bench: what k6 costs per request
+// against a native client on the same load.
+func clientTable(b *Bench) table {
+	t := table{
+		ID: "client", Title: "The client's ceiling",
+		Intro: "At the start of the bench, k6 (our reused scenarios, every response checked) and native load generators (wrk, h2load: status only) ran the same short load against direct, one after the other. " +
+			"Client CPU is over each client's whole life (k6: start-up and warm-up included) per request it sent. " +
+			"\"vs peer\" is k6's requests per client CPU-second over the most frugal peer's: below 1, k6 spends more of the shared CPUs on each request than a native client, which leaves the target less, so every req/s here is partly the client's ceiling and \"vs direct\" understates what a proxy costs. The target's own CPU per request (Resources) does not depend on the client.",
+		Head:  []string{"protocol", "target", "client", "req/s", "client CPU µs/request", "requests per client CPU-s", "target CPU µs/request", "vs peer"},
+		Empty: "No calibration in this bench (CALIBRATE_SECONDS=0, or wrk and h2load are not installed: runner/install-peers.sh).",
+	}
+	for _, c := range b.Calibration {
+		vs := "—"
+		if c.VsPeer > 0 {
+			vs = fmt.Sprintf("%.2f", c.VsPeer)
+		}
+		if c.Err != "" {
+			t.Rows = append(t.Rows, row{Class: classInvalid, Cells: []string{protoName(c.Proto), c.Target, c.Client, "—", "—", "—", "—", c.Err}})
+			continue
+		}
+		t.Rows = append(t.Rows, row{Cells: []string{protoName(c.Proto), c.Target, c.Client, fmtInt(c.RPS),
+			fmt.Sprintf("%.1f", c.ClientCPUMicros), fmtInt(c.ReqPerCPUSecond), fmt.Sprintf("%.1f", c.TargetCPUMicros), vs}})
+	}
+	if len(t.Rows) > 0 {
+		t.Notes = append(t.Notes, "HTTP/3 has no native peer that installs here (Debian 12's h2load is built without it).")
+	}
+	return t
+}
+
+// clientLine is the headline's word on the client: k6's share of a native client's
+// requests per CPU-second, per protocol.
+func clientLine(b *Bench) string {
+	var parts []string
+	for _, c := range b.Calibration {
+		if c.Client == "k6" && c.VsPeer > 0 {
+			parts = append(parts, fmt.Sprintf("%.2f %s", c.VsPeer, protoName(c.Proto)))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Client: k6 makes " + strings.Join(parts, ", ") + " of the requests per CPU-second a native client (wrk/h2load) makes on direct; " +
+		"it shares the CPUs with the targets, so req/s are partly its ceiling and \"vs direct\" understates a proxy's cost (see \"The client's ceiling\")"
+}
+
 func equalLoadTable(b *Bench) table {
 	t := table{
 		ID: "equal-load", Title: "Equal-load latency",
@@ -766,6 +812,9 @@ func headline(b *Bench) []string {
 			line += " (" + strings.Join(why, "; ") + ")"
 		}
 		out = append(out, line)
+	}
+	if l := clientLine(b); l != "" {
+		out = append(out, l)
 	}
 	return out
 }

@@ -29,5 +29,8 @@ func Text(w io.Writer, b *Bench) error {
 			ew.printf("  %s\n", n)
 		}
 	}
+	if l := clientLine(b); l != "" {
+		ew.printf("\n%s.\n", l)
+	}
 	return ew.err
 }

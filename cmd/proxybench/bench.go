@@ -35,6 +35,7 @@ type benchFlags struct {
 	restart       bool
 	pin           *stack.Pinning
 	check         bool // only check the flags and targets
+	calibrate     int  // seconds per client of the calibration at the start; 0: none
 }
 
 func envString(key, def string) string {
@@ -102,6 +103,7 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	pin := pinFlag(fs)
 	restart := fs.Bool("restart", restartOn, "restart the target before each of its runs, so that no run inherits another's state")
 	check := fs.Bool("check", false, "check the flags and targets, then exit (make bench does, before setup)")
+	calibrate := fs.String("calibrate-seconds", envString("CALIBRATE_SECONDS", strconv.Itoa(benchCalibrateSeconds)), "seconds per client of the client calibration against direct at the start (0: none)")
 	f, err := parseRunFlags(fs, args)
 	if err != nil {
 		return nil, err
@@ -116,6 +118,9 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	if b.pin, err = parsePin(*pin); err != nil {
 		return nil, err
 	}
+	if b.calibrate, err = strconv.Atoi(strings.TrimSpace(*calibrate)); err != nil || b.calibrate != 0 && (b.calibrate < 2 || b.calibrate > 60) {
+		return nil, fmt.Errorf("CALIBRATE_SECONDS=%q: want 0 (no calibration) or a whole number of seconds from 2 to 60", *calibrate)
+	}
 	if *runs != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(*runs))
 		if err != nil || n < 1 || n > 100 {
@@ -124,6 +129,39 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 		b.runs = n
 	}
 	return b, nil
+}
+
+// benchCalibrateSeconds is how long each client runs in the bench's own calibration: short, as
+// it runs at every bench; `make calibrate` is the long one.
+const benchCalibrateSeconds = 3
+
+// calibrate measures the client's ceiling before the matrix: k6 and the native peers on the
+// same short load against direct (32 connections, h2 16 streams: the smoke profile's, unless
+// CONNECTIONS and STREAMS say otherwise), for each protocol of the bench that has a peer. Its
+// k6 results go to a folder of their own (<testid>-calibrate), out of the bench's cells.
+func (x *bench) calibrate(ctx context.Context, f *benchFlags) []*runner.Calibration {
+	if err := peersInstalled(); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: no client calibration: %v\n", err)
+		return nil
+	}
+	conns, streams := 32, 16
+	if n, err := strconv.Atoi(os.Getenv("CONNECTIONS")); err == nil {
+		conns = n
+	}
+	if n, err := strconv.Atoi(os.Getenv("STREAMS")); err == nil {
+		streams = n
+	}
+	var rows []*runner.Calibration
+	for _, p := range calibrateProtos {
+		if !slices.Contains(f.protos, p) || !slices.Contains(x.sv.protocols[stack.Direct], p) || ctx.Err() != nil {
+			continue
+		}
+		load := calibrationLoad(x.s.Config, stack.Direct, p, conns, streams, f.calibrate)
+		j := runner.Job{Target: stack.Direct, Proto: p, Run: 1, Env: load.K6Env()}
+		rows = append(rows, x.r.Calibrate(ctx, x.testid+"-calibrate", j, load, x.pids[stack.Direct])...)
+	}
+	runner.SetVsPeer(rows)
+	return rows
 }
 
 // benchJob is one k6 run of the matrix.
@@ -386,19 +424,13 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	names = withBaseline(names)
 	s.Pin = f.pin
 	s.KeepGoing = stack.SelectsAll(f.targets)
-	unlock, err := s.Lock("bench")
+	down, err := upWhile(ctx, s, "bench", names)
 	if err != nil {
-		return err
-	}
-	defer unlock()
-	if err := s.Up(ctx, names); err != nil {
 		return err
 	}
 	var x *bench
 	defer func() {
-		if derr := s.Down(); derr != nil {
-			err = errors.Join(err, derr)
-		}
+		err = errors.Join(err, down())
 		if ctx.Err() != nil && x != nil && x.finished {
 			// The report and results were written whole (neither stops halfway), and the stack
 			// is down: only the exit status says a signal came, and this, the last thing said.
@@ -432,6 +464,10 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	fmt.Fprintf(os.Stderr, "bench %s: profile %s, %d run(s) per throughput cell, protocols %s, modes %s; pinning %s; %s\n",
 		f.testid, f.profile, f.runs, strings.Join(f.protos, ","), strings.Join(f.modes, ","), m["pinning"], restarts)
 
+	if f.calibrate > 0 {
+		x.b.Calibration = x.calibrate(ctx, f)
+		m["calibration"] = fmt.Sprintf("%d s per client against direct", f.calibrate)
+	}
 	var todo []benchJob
 	for _, bj := range f.plan(names) {
 		if x.runnable(bj.job) {

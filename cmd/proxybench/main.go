@@ -9,6 +9,7 @@
 //	proxybench k6     -scenario NAME [-targets all] [-proto h1|h1c|h2|h3] [-testid ID] [-- k6 flags]
 //	proxybench bench  [-targets all] [-profile smoke] [-protos h1,h1c,h2,h3] [-modes reused,fresh,probe]
 //	                  [-runs N] [-dashboard] [-testid ID] [-- k6 flags]
+//	proxybench calibrate [-targets nginx] [-protos h1c,h1,h2] [-seconds 10] [-connections 32] [-streams 16] [-rounds 1]
 //	proxybench soak   -target NAME [-minutes 10] [-proto h1c|h1|h2|h3] [-interval 10s] [-testid ID] [-- k6 flags]
 //	proxybench table  results/ID
 //	proxybench report results/ID
@@ -30,22 +31,23 @@ import (
 )
 
 var commands = map[string]func(ctx context.Context, args []string) error{
-	"setup":  cmdSetup,
-	"up":     cmdUp,
-	"down":   cmdDown,
-	"status": cmdStatus,
-	"k6":     cmdK6,
-	"bench":  cmdBench,
-	"soak":   cmdSoak,
-	"table":  cmdTable,
-	"pins":   cmdPins,
-	"report": cmdReport, "compare": cmdCompare, // reportcmds.go
+	"setup":     cmdSetup,
+	"up":        cmdUp,
+	"down":      cmdDown,
+	"status":    cmdStatus,
+	"k6":        cmdK6,
+	"bench":     cmdBench,
+	"soak":      cmdSoak,
+	"calibrate": cmdCalibrate,
+	"table":     cmdTable,
+	"pins":      cmdPins,
+	"report":    cmdReport, "compare": cmdCompare, // reportcmds.go
 	"certs": cmdCerts, "exec": cmdExec, "attach": cmdAttach, // the compose engine
 }
 
 func main() {
 	if len(os.Args) < 2 || commands[os.Args[1]] == nil {
-		fmt.Fprintln(os.Stderr, "usage: proxybench setup|pins|up|down|status|k6|bench|soak|table|report|compare|certs|exec|attach [flags] (see `make help`)")
+		fmt.Fprintln(os.Stderr, "usage: proxybench setup|pins|up|down|status|k6|bench|soak|calibrate|table|report|compare|certs|exec|attach [flags] (see `make help`)")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -223,19 +223,11 @@ func cmdSoak(ctx context.Context, args []string) (err error) {
 	if f.target != stack.Direct {
 		names = append(names, f.target)
 	}
-	unlock, err := s.Lock("soak")
+	down, err := upWhile(ctx, s, "soak", names)
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	if err := s.Up(ctx, names); err != nil {
-		return err
-	}
-	defer func() {
-		if derr := s.Down(); derr != nil {
-			err = errors.Join(err, derr)
-		}
-	}()
+	defer func() { err = errors.Join(err, down()) }()
 	sv, err := servedProtocols(s)
 	if err != nil {
 		return err

@@ -95,6 +95,24 @@ func cmdUp(ctx context.Context, args []string) error {
 	return nil
 }
 
+// upWhile is how bench, soak and calibrate hold a stack: the run directory's lock for cmd, then
+// names up (verified). done brings the stack down and lets the lock go; it is nil when the
+// stack did not come up, which is then down and unlocked already.
+func upWhile(ctx context.Context, s *stack.Stack, cmd string, names []string) (done func() error, err error) {
+	unlock, err := s.Lock(cmd)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Up(ctx, names); err != nil {
+		unlock()
+		return nil, err
+	}
+	return func() error {
+		defer unlock()
+		return s.Down()
+	}, nil
+}
+
 // pinFlag is -pin of up and bench: the CPU layout, from PIN by default.
 func pinFlag(fs *flag.FlagSet) *string {
 	return fs.String("pin", envOr("PIN", ""), "CPU pinning: none, auto (client half, proxy and upstream the rest; 3 CPUs or more) or client=…,proxy=…,upstream=… (kernel CPU lists)")

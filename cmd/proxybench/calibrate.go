@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/proxybench/proxybench/runner"
+	"github.com/proxybench/proxybench/stack"
+)
+
+// calibrateProtos are the protocols calibrate measures: those with a native peer (runner.Peers).
+var calibrateProtos = []string{"h1c", "h1", "h2"}
+
+type calibrateFlags struct {
+	*runFlags
+	protos               []string
+	seconds              int
+	connections, streams int
+	rounds               int
+	check                bool
+}
+
+func parseCalibrateFlags(args []string) (*calibrateFlags, error) {
+	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
+	protos := fs.String("protos", envString("PROTOS", "all"), "protocols: all or a comma-separated list of "+strings.Join(calibrateProtos, ", ")+" (h3 has no native peer here)")
+	seconds := fs.Int("seconds", 10, "how long each client runs, in seconds")
+	conns := fs.Int("connections", 32, "connections, the same for every client")
+	streams := fs.Int("streams", 16, "h2: concurrent streams per connection, the same for every client")
+	rounds := fs.Int("rounds", 1, "rounds: each runs every client once per target and protocol, in turn")
+	check := fs.Bool("check", false, "check the flags and targets, then exit")
+	f, err := parseRunFlags(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	given := false
+	fs.Visit(func(fl *flag.Flag) { given = given || fl.Name == "targets" })
+	if !given && strings.TrimSpace(os.Getenv("TARGET")) == "" {
+		f.targets = "nginx" // and direct, as always: the upstream alone and one proxy
+	}
+	c := &calibrateFlags{runFlags: f, seconds: *seconds, connections: *conns, streams: *streams, rounds: *rounds, check: *check}
+	if c.protos, err = listFlag("PROTOS", *protos, calibrateProtos); err != nil {
+		return nil, err
+	}
+	for _, n := range []struct {
+		name      string
+		v, lo, hi int
+	}{{"-seconds", c.seconds, 2, 600}, {"-connections", c.connections, 1, 10000}, {"-streams", c.streams, 1, 1000}, {"-rounds", c.rounds, 1, 20}} {
+		if n.v < n.lo || n.v > n.hi {
+			return nil, fmt.Errorf("%s %d: want a whole number from %d to %d", n.name, n.v, n.lo, n.hi)
+		}
+	}
+	return c, nil
+}
+
+func cmdCalibrate(ctx context.Context, args []string) (err error) {
+	f, err := parseCalibrateFlags(args)
+	if err != nil {
+		return err
+	}
+	s, err := newStack()
+	if err != nil {
+		return err
+	}
+	names, err := s.Config.Select(f.targets)
+	if err != nil {
+		return err
+	}
+	if f.check {
+		return nil
+	}
+	if err := peersInstalled(); err != nil {
+		return err
+	}
+	names = withBaseline(names)
+	down, err := upWhile(ctx, s, "calibrate", names)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, down()) }()
+	sv, err := servedProtocols(s)
+	if err != nil {
+		return err
+	}
+	st, err := s.LoadState()
+	if err != nil {
+		return err
+	}
+	r := newRunner(s, f.runFlags)
+	r.UpstreamPID = st.Targets[stack.Direct].PID
+	dir := filepath.Join(r.ResultsDir, f.testid)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var rows []*runner.Calibration
+	for round := 1; round <= f.rounds; round++ {
+		for _, proto := range f.protos {
+			for _, t := range names {
+				if sv.missing[t] != "" || !slices.Contains(sv.protocols[t], proto) {
+					continue
+				}
+				load := calibrationLoad(s.Config, t, proto, f.connections, f.streams, f.seconds)
+				rows = append(rows, r.Calibrate(ctx, f.testid, runner.Job{Target: t, Proto: proto, Run: round, Env: load.K6Env()}, load, st.Targets[t].PID)...)
+			}
+		}
+	}
+	runner.SetVsPeer(rows)
+	printCalibration(os.Stdout, rows, f)
+	path := filepath.Join(dir, "calibrate.json")
+	if err := stack.WriteJSON(path, map[string]any{"testid": f.testid, "seconds": f.seconds, "connections": f.connections,
+		"streams": f.streams, "rounds": f.rounds, "runs": rows}); err != nil {
+		return err
+	}
+	fmt.Printf("\ncalibrate: %s\n", path)
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted: the runs before it are in %s", path)
+	}
+	var failed []string
+	for _, c := range rows {
+		if c.Err != "" {
+			failed = append(failed, fmt.Sprintf("%s %s %s: %s", c.Client, c.Proto, c.Target, c.Err))
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d client run(s) measured nothing:\n  %s", len(failed), strings.Join(failed, "\n  "))
+	}
+	return nil
+}
+
+// calibrationLoad is the load every client of a calibration gets against target t over proto:
+// the reused scenarios' route, on the target's TLS port or, for h1c, its cleartext one.
+func calibrationLoad(c *stack.Config, t, proto string, conns, streams, seconds int) runner.PeerLoad {
+	port := c.Targets[t].TLS
+	if proto == "h1c" {
+		port = c.Targets[t].H1C
+	}
+	return runner.PeerLoad{Addr: c.Address, Host: c.Hostname, Port: port, Route: "/",
+		Connections: conns, Streams: streams, Duration: time.Duration(seconds) * time.Second}
+}
+
+// peersInstalled tells whether calibrate's native peers can run, else says how to install them.
+func peersInstalled() error {
+	for _, p := range []string{"wrk", "h2load"} {
+		if _, err := exec.LookPath(p); err != nil {
+			return fmt.Errorf("%s is not installed: run runner/install-peers.sh (make calibrate and make bench do)", p)
+		}
+	}
+	return nil
+}
+
+func printCalibration(w io.Writer, rows []*runner.Calibration, f *calibrateFlags) {
+	fmt.Fprintf(w, "\n== client calibration: %d connections, h2 %d streams each, %d s per client  (testid %s)\n",
+		f.connections, f.streams, f.seconds, f.testid)
+	fmt.Fprintf(w, "%8s %6s %7s %6s %10s %9s %16s %17s %16s %9s\n", "target", "proto", "client", "round",
+		"requests", "req/s", "client CPU-µs/req", "req/client CPU-s", "target CPU-µs/req", "vs peer")
+	for _, c := range rows {
+		vs := ""
+		if c.VsPeer > 0 {
+			vs = fmt.Sprintf("%.2f", c.VsPeer)
+		}
+		if c.Err != "" {
+			fmt.Fprintf(w, "%8s %6s %7s %6d  %s\n", c.Target, c.Proto, c.Client, c.Round, c.Err)
+			continue
+		}
+		fmt.Fprintf(w, "%8s %6s %7s %6d %10.0f %9.0f %16.1f %17.0f %16.1f %9s\n", c.Target, c.Proto, c.Client, c.Round,
+			c.Requests, c.RPS, c.ClientCPUMicros, c.ReqPerCPUSecond, c.TargetCPUMicros, vs)
+	}
+	fmt.Fprintln(w, "vs peer: k6's requests per client CPU-second over the most frugal native peer's (1: as cheap as wrk/h2load). h3: no native peer installs here.")
+}

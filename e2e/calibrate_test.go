@@ -1,0 +1,56 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// make calibrate runs k6 and the native peers on the same load and compares what each costs
+// per request: every client measured, every figure there, k6's share of the peer's frugality.
+func TestCalibrate(t *testing.T) {
+	h := harnessAt(t, 2050, "direct")
+	out, err := h.proxybench(t, "calibrate", "-targets", "direct", "-protos", "h1c,h2", "-seconds", "2",
+		"-connections", "4", "-streams", "4", "-testid", "e2e-calibrate")
+	if err != nil {
+		t.Fatalf("calibrate: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(filepath.Join(h.results, "e2e-calibrate", "calibrate.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// read by its JSON names, as a user's script would
+	var raw struct {
+		Runs []map[string]any `json:"runs"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, r := range raw.Runs {
+		key := r["client"].(string) + " " + r["proto"].(string)
+		seen[key] = true
+		if e, _ := r["error"].(string); e != "" {
+			t.Errorf("%s: %s", key, e)
+			continue
+		}
+		for _, f := range []string{"requests", "rps", "client_cpu_us_per_req", "req_per_client_cpu_s", "target_cpu_us_per_req"} {
+			if v, _ := r[f].(float64); v <= 0 {
+				t.Errorf("%s: %s = %v, want a figure", key, f, r[f])
+			}
+		}
+		if v, _ := r["vs_peer"].(float64); r["client"] == "k6" && v <= 0 {
+			t.Errorf("%s: no vs_peer", key)
+		}
+	}
+	for _, want := range []string{"k6 h1c", "wrk h1c", "h2load h1c", "k6 h2", "h2load h2"} {
+		if !seen[want] {
+			t.Errorf("calibrate.json has no %s run:\n%s", want, data)
+		}
+	}
+	if !strings.Contains(out, "vs peer") || !strings.Contains(out, "h3: no native peer") {
+		t.Errorf("calibrate's table is not printed:\n%s", out)
+	}
+}

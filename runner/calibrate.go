@@ -1,0 +1,106 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Calibration is one client's run in `make calibrate`: k6 with our reused scenario, or a peer.
+type Calibration struct {
+	Target   string  `json:"target"`
+	Proto    string  `json:"proto"`
+	Client   string  `json:"client"` // k6 (scenarios/reused-<proto>.js), wrk, h2load
+	Round    int     `json:"round"`
+	Requests float64 `json:"requests"` // every request the client sent (k6: warm-up included)
+	RPS      float64 `json:"rps"`      // measured requests per second (k6: its measured window)
+	// ClientCPUMicros is the client's CPU over its whole life (start-up included) per request
+	// it sent; ReqPerCPUSecond its inverse, the figure compared across clients.
+	ClientCPUMicros float64 `json:"client_cpu_us_per_req"`
+	ReqPerCPUSecond float64 `json:"req_per_client_cpu_s"`
+	TargetCPUMicros float64 `json:"target_cpu_us_per_req"`
+	// VsPeer is ReqPerCPUSecond over the most frugal peer's for the same target and protocol
+	// (k6's rows only).
+	VsPeer float64 `json:"vs_peer,omitempty"`
+	Err    string  `json:"error,omitempty"`
+}
+
+func (c *Calibration) setCosts(rs *Resources) {
+	if rs == nil || rs.Requests <= 0 || rs.ClientCPUSeconds <= 0 {
+		return
+	}
+	c.ClientCPUMicros = rs.ClientCPUSeconds / rs.Requests * 1e6
+	c.ReqPerCPUSecond = rs.Requests / rs.ClientCPUSeconds
+	c.TargetCPUMicros = rs.TargetCPUPerReqMicros
+}
+
+// Calibrate runs, one after the other, k6 with the reused scenario of j.Proto and each native
+// peer of that protocol on the same load against j.Target (its pid sampled as for any run),
+// reversed on even rounds (j.Run) so that no client always runs first. j.Env is k6's load (the
+// same connections and streams as l, its DURATION l's).
+func (r *Runner) Calibrate(ctx context.Context, testid string, j Job, l PeerLoad, pid int) []*Calibration {
+	clients := []func() *Calibration{func() *Calibration {
+		fmt.Fprintf(r.Stderr, "calibrate: k6 reused-%s %s (round %d)\n", j.Proto, j.Target, j.Run)
+		job := j
+		job.Scenario, job.Proto = "reused-"+j.Proto, ""
+		res, rs := r.RunSampled(ctx, testid, job, pid)
+		c := &Calibration{Target: j.Target, Proto: j.Proto, Client: "k6", Round: j.Run, Err: res.Err}
+		if res.Err == "" && !res.Valid {
+			c.Err = "invalid: " + strings.Join(res.Invalid, "; ")
+		}
+		if res.RPS != nil {
+			c.RPS = *res.RPS
+		}
+		if rs != nil {
+			c.Requests = rs.Requests
+		}
+		c.setCosts(rs)
+		return c
+	}}
+	for _, p := range Peers {
+		if p.Proto != j.Proto {
+			continue
+		}
+		clients = append(clients, func() *Calibration {
+			fmt.Fprintf(r.Stderr, "calibrate: %s %s %s (round %d)\n", p.Name, j.Proto, j.Target, j.Run)
+			pr := r.RunPeer(ctx, p, j.Target, l, pid)
+			c := &Calibration{Target: j.Target, Proto: j.Proto, Client: p.Name, Round: j.Run, Requests: pr.Requests, Err: pr.Err}
+			if pr.Seconds > 0 {
+				c.RPS = pr.Requests / pr.Seconds
+			}
+			c.setCosts(pr.Resources)
+			return c
+		})
+	}
+	if j.Run%2 == 0 {
+		slices.Reverse(clients)
+	}
+	var rows []*Calibration
+	for _, run := range clients {
+		if ctx.Err() != nil {
+			break
+		}
+		rows = append(rows, run())
+	}
+	return rows
+}
+
+// SetVsPeer sets each k6 row's VsPeer: its requests per client CPU-second over the most frugal
+// peer's (the largest) for the same target, protocol and round.
+func SetVsPeer(rows []*Calibration) {
+	for _, c := range rows {
+		if c.Client != "k6" || c.ReqPerCPUSecond == 0 {
+			continue
+		}
+		best := 0.0
+		for _, p := range rows {
+			if p.Client != "k6" && p.Target == c.Target && p.Proto == c.Proto && p.Round == c.Round && p.Err == "" {
+				best = max(best, p.ReqPerCPUSecond)
+			}
+		}
+		if best > 0 {
+			c.VsPeer = c.ReqPerCPUSecond / best
+		}
+	}
+}

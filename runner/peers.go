@@ -1,0 +1,179 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A Peer is a native load generator that `make calibrate` runs beside k6, on the same
+// connections and streams, to tell what our client costs per request (runner/install-peers.sh
+// installs them). Neither verifies a body as k6 does; each must see every response a 2xx and
+// no error, or its run counts for nothing.
+type Peer struct {
+	Name  string // wrk, h2load
+	Proto string // h1c, h1, h2
+}
+
+// Peers are the native clients per protocol. Debian 12's h2load has no HTTP/3, and no other
+// native h3 load generator installs here: h3 has none.
+var Peers = []Peer{
+	{"wrk", "h1c"}, {"h2load", "h1c"},
+	{"wrk", "h1"}, {"h2load", "h1"},
+	{"h2load", "h2"},
+}
+
+// PeerLoad is what a peer run is asked for: the target's address, the Host it is known by,
+// and the load.
+type PeerLoad struct {
+	Addr        string // 127.0.0.1
+	Host        string // bench.test
+	Port        int    // the target's TLS port (h1, h2) or cleartext port (h1c)
+	Route       string // the reused scenarios' route: /
+	Connections int
+	Streams     int // h2: concurrent streams per connection
+	Duration    time.Duration
+}
+
+// K6Env is the load as the reused scenarios read it: the same connections and streams, for the
+// duration after a 1 s warm-up.
+func (l PeerLoad) K6Env() []string {
+	return []string{"DURATION=" + strconv.Itoa(int(l.Duration/time.Second)) + "s", "WARMUP=1s",
+		"CONNECTIONS=" + strconv.Itoa(l.Connections), "STREAMS=" + strconv.Itoa(l.Streams)}
+}
+
+// Argv is the peer's command line: one thread (as k6 runs on what the machine gives it,
+// the figure compared is requests per CPU-second, not per thread).
+func (p Peer) Argv(l PeerLoad) []string {
+	scheme := "https"
+	if p.Proto == "h1c" {
+		scheme = "http"
+	}
+	port := strconv.Itoa(l.Port)
+	secs := strconv.Itoa(int(l.Duration.Round(time.Second) / time.Second))
+	conns := strconv.Itoa(l.Connections)
+	if p.Name == "wrk" {
+		// wrk cannot connect to another address than its URL's: the IP, and the Host header
+		// the proxies route by (no SNI: wrk sends none for an IP; it verifies no certificate)
+		return []string{"wrk", "-t1", "-c" + conns, "-d" + secs + "s", "-H", "Host: " + net.JoinHostPort(l.Host, port),
+			scheme + "://" + net.JoinHostPort(l.Addr, port) + l.Route}
+	}
+	argv := []string{"h2load", "-t1", "-c" + conns, "-D", secs, "--connect-to=" + net.JoinHostPort(l.Addr, port)}
+	if p.Proto == "h2" {
+		argv = append(argv, "-m"+strconv.Itoa(l.Streams))
+	} else {
+		argv = append(argv, "--h1")
+	}
+	return append(argv, scheme+"://"+net.JoinHostPort(l.Host, port)+l.Route)
+}
+
+var (
+	wrkRequestsRE = regexp.MustCompile(`(?m)^\s*(\d+) requests in ([\d.]+)(ms|s|m)`)
+	wrkErrorsRE   = regexp.MustCompile(`(?m)^\s*(Non-2xx or 3xx responses: \d+|Socket errors: .*)$`)
+	h2Requests    = regexp.MustCompile(`(?m)^requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout`)
+	h2Finished    = regexp.MustCompile(`(?m)^finished in ([\d.]+)(ms|s),`)
+	h2Status      = regexp.MustCompile(`(?m)^status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx`)
+)
+
+// ParseOutput reads the requests the peer completed, and over how many seconds, from what it
+// printed; an error when it saw an error or an answer that is not a 2xx.
+func (p Peer) ParseOutput(out string) (requests, seconds float64, err error) {
+	unit := map[string]float64{"ms": 0.001, "s": 1, "m": 60}
+	if p.Name == "wrk" {
+		m := wrkRequestsRE.FindStringSubmatch(out)
+		if m == nil {
+			return 0, 0, fmt.Errorf("wrk printed no \"N requests in T\" line")
+		}
+		if e := wrkErrorsRE.FindAllString(out, -1); len(e) > 0 {
+			return 0, 0, fmt.Errorf("wrk: %s", strings.Join(trimAll(e), "; "))
+		}
+		n, _ := strconv.ParseFloat(m[1], 64)
+		s, _ := strconv.ParseFloat(m[2], 64)
+		return n, s * unit[m[3]], nil
+	}
+	m, f, st := h2Requests.FindStringSubmatch(out), h2Finished.FindStringSubmatch(out), h2Status.FindStringSubmatch(out)
+	if m == nil || f == nil || st == nil {
+		return 0, 0, fmt.Errorf("h2load printed no requests, finished or status codes line")
+	}
+	n := make([]float64, len(m))
+	for i := 1; i < len(m); i++ {
+		n[i], _ = strconv.ParseFloat(m[i], 64)
+	}
+	// status codes also count the answers that came in after the duration, not in "succeeded"
+	twoxx, _ := strconv.ParseFloat(st[1], 64)
+	if n[5] > 0 || n[6] > 0 || n[7] > 0 || twoxx < n[4] || n[4] == 0 {
+		return 0, 0, fmt.Errorf("h2load: %s; %s", strings.TrimSpace(m[0]), strings.TrimSpace(st[0]))
+	}
+	s, _ := strconv.ParseFloat(f[1], 64)
+	return n[4], s * unit[f[2]], nil
+}
+
+func trimAll(s []string) []string {
+	out := slices.Clone(s)
+	for i := range out {
+		out[i] = strings.TrimSpace(out[i])
+	}
+	return out
+}
+
+// PeerRun is one run of a native peer, measured as a k6 run is (Resources: the client's CPU
+// over its life, the target's over the run).
+type PeerRun struct {
+	Peer
+	Target    string
+	Requests  float64
+	Seconds   float64
+	Resources *Resources
+	Err       string
+}
+
+// RunPeer runs p against a target (its pid sampled as RunSampled samples k6's runs) with the
+// runner's pinning.
+func (r *Runner) RunPeer(ctx context.Context, p Peer, target string, l PeerLoad, targetPID int) *PeerRun {
+	run := &PeerRun{Peer: p, Target: target}
+	argv := append(slices.Clone(r.ClientPrefix), p.Argv(l)...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	sampler, err := StartSampler(targetPID, 0)
+	if err != nil {
+		run.Err = err.Error()
+		return run
+	}
+	sampler.CountOutside(r.UpstreamPID)
+	err = cmd.Start()
+	if err == nil {
+		sampler.SetClient(cmd.Process.Pid, r.ClientCPUs)
+		err = cmd.Wait()
+	}
+	sampler.ClientDone(cmd.ProcessState)
+	rs := sampler.Stop()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		run.Err = fmt.Sprintf("%s exited %d: %s", p.Name, exit.ExitCode(), lastLine(out.String()))
+	case err != nil:
+		run.Err = fmt.Sprintf("%s: %v", p.Name, err)
+	default:
+		run.Requests, run.Seconds, err = p.ParseOutput(out.String())
+		if err != nil {
+			run.Err = err.Error()
+			break
+		}
+		rs.PerRequest(run.Requests)
+		run.Resources = &rs
+	}
+	return run
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
