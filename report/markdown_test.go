@@ -22,7 +22,12 @@ func TestMarkdownRows(t *testing.T) {
 	want := []string{
 		"# proxybench synth-1",
 		"Client, proxies and upstream share 2 CPUs (no pinning)",
-		// Headline: valid targets by median, the others said.
+		// Headline: first the targets' own CPU per request (10 µs per letter of their name, in
+		// synth), cheapest first, the invalid caddy h1 left out; then p99 at equal load…
+		"- Target CPU per request, reused HTTP/1.1 TLS: nginx 50 µs; envoy 50 µs; direct 60 µs",
+		"- Target CPU per request, reused HTTP/2 TLS: nginx 50 µs; caddy 50 µs; envoy 50 µs; direct 60 µs",
+		"- p99 at equal load, HTTP/1.1 TLS at 2,000 req/s: direct 2.00 ms; envoy 2.00 ms; nginx 2.00 ms; caddy could not sustain it",
+		// … then req/s: valid targets by median, the others said.
 		"- Reused HTTP/3 QUIC: direct ~5.0k; envoy ~3.0k; caddy ~2.5k req/s (no h3: nginx)",
 		"- Fresh HTTP/2 TLS: direct ~2.9k; nginx ~2.4k; caddy ~1.4k req/s (invalid: envoy)",
 		// Run details.
@@ -52,6 +57,8 @@ func TestMarkdownRows(t *testing.T) {
 		// Fresh, one run: n=1; 2500/3000 = 83%.
 		"| HTTP/1.1 TLS | nginx | 2,500 | n=1 | 1/1 | 83% | 4.00 | 12.00 | 0.50 | 2.25 | — | yes |",
 		"| HTTP/2 TLS | envoy | — | — | 0/1 | — | — | — | — | — | — | NO |",
+		// k6 used 2.0 s of CPU for caddy's 0.8: its rate is more the client's than caddy's
+		"| HTTP/1.1 TLS | caddy | 1,500 | n=1 | 1/1 | 50% | 4.00 | 12.00 | 0.50 | 2.25 | — | yes, client-heavy (k6 used 2.5× the target's CPU) |",
 		// Probes: /json and /upload whole request 1.25, /stream first chunk 0.75, /sse first event 0.50.
 		"| target | /json h1 | /json h2 | /upload h1 | /upload h2 | /stream h1 | /stream h2 | /sse h1 | /sse h2 |",
 		"| nginx | 1.25 | 1.25 | 1.25 | 1.25 | 0.75 | 0.75 | 0.50 | 0.50 |",

@@ -292,6 +292,11 @@ func throughputTable(b *Bench, mode string) table {
 			v += ", client-bound"
 			class = classBound
 		}
+		if r := c.Resources; mode == "fresh" && c.Valid && r != nil && r.TargetCPUSeconds > 0 && r.ClientCPUSeconds >= ClientHeavy*r.TargetCPUSeconds {
+			// the handshakes cost the client more than the target: its rate is the client's
+			v += fmt.Sprintf(", client-heavy (k6 used %.1f× the target's CPU)", r.ClientCPUSeconds/r.TargetCPUSeconds)
+			class = classBound
+		}
 		if c.Valid && c.Resources != nil && c.Resources.OutsideLoad {
 			v += fmt.Sprintf(", outside load (%.0f%% of the CPU)", c.Resources.OtherCPUShare*100)
 			class = classBound
@@ -584,6 +589,11 @@ func resourcesTable(b *Bench) table {
 	return t
 }
 
+// ClientHeavy is the ratio of the client's CPU to the target's from which a fresh cell is
+// flagged client-heavy: its handshakes cost k6 that much more than the target, so its rate
+// says more about the client than about the target.
+const ClientHeavy = 2.0
+
 // clientTable is the calibration run at the start of the bench: what k6 costs per request
 // against a native client on the same load.
 func clientTable(b *Bench) table {
@@ -611,6 +621,71 @@ func clientTable(b *Bench) table {
 		t.Notes = append(t.Notes, "HTTP/3 has no native peer that installs here (Debian 12's h2load is built without it).")
 	}
 	return t
+}
+
+// costLines are the headline's first lines: per reused protocol, the targets by their own CPU
+// per request (valid cells with resources), cheapest first.
+func costLines(b *Bench) []string {
+	var out []string
+	for _, p := range protoOrder {
+		cells := b.cellsOf(func(c *Cell) bool {
+			return c.Mode == "reused" && c.Proto == p && c.Valid && c.Resources != nil && c.Resources.TargetCPUPerReqMicros > 0
+		})
+		if len(cells) == 0 {
+			continue
+		}
+		sort.SliceStable(cells, func(i, j int) bool {
+			return cells[i].Resources.TargetCPUPerReqMicros < cells[j].Resources.TargetCPUPerReqMicros
+		})
+		parts := make([]string, len(cells))
+		for i, c := range cells {
+			parts[i] = fmt.Sprintf("%s %.0f µs", c.Target, c.Resources.TargetCPUPerReqMicros)
+		}
+		out = append(out, fmt.Sprintf("Target CPU per request, reused %s: %s", protoName(p), strings.Join(parts, "; ")))
+	}
+	return out
+}
+
+// equalLoadLines: per protocol of the equal-load pass, every target's p99 at the same offered
+// rate (median over its valid runs), lowest first; a target that could not sustain it is said.
+func equalLoadLines(b *Bench) []string {
+	var out []string
+	for _, p := range protoOrder {
+		p99 := map[string][]float64{}
+		rate := 0.0
+		var overload []string
+		for _, e := range b.EqualLoad {
+			if e.Proto != p || !e.Valid {
+				continue
+			}
+			rate = e.RateRPS
+			if e.Overload != "" {
+				if !slices.Contains(overload, e.Target) {
+					overload = append(overload, e.Target)
+				}
+				continue
+			}
+			p99[e.Target] = append(p99[e.Target], e.P99)
+		}
+		if len(p99) == 0 && len(overload) == 0 {
+			continue
+		}
+		targets := sortedKeys(p99)
+		med := map[string]float64{}
+		for _, t := range targets {
+			med[t] = runner.Summarize(p99[t]).Median
+		}
+		sort.SliceStable(targets, func(i, j int) bool { return med[targets[i]] < med[targets[j]] })
+		var parts []string
+		for _, t := range targets {
+			parts = append(parts, t+" "+ms(med[t])+" ms")
+		}
+		for _, t := range overload {
+			parts = append(parts, t+" could not sustain it")
+		}
+		out = append(out, fmt.Sprintf("p99 at equal load, %s at %s req/s: %s", protoName(p), fmtInt(rate), strings.Join(parts, "; ")))
+	}
+	return out
 }
 
 // clientLine is the headline's word on the client: k6's share of a native client's
@@ -768,7 +843,9 @@ func invalidList(b *Bench) (invalid, notRun []string) {
 // headline is the short summary at the top: per throughput scenario, the valid targets by
 // median req/s.
 func headline(b *Bench) []string {
-	var out []string
+	// first what the client cannot distort (the target's own CPU, latency at one offered
+	// load), then req/s, which is partly the client's ceiling
+	out := append(costLines(b), equalLoadLines(b)...)
 	var scenarios []string
 	for _, c := range b.Cells {
 		if isThroughput(&c) && !slices.Contains(scenarios, c.Scenario) {
@@ -784,6 +861,9 @@ func headline(b *Bench) []string {
 		parts := make([]string, len(cells))
 		for i, c := range cells {
 			parts[i] = fmt.Sprintf("%s %s", c.Target, approx(c.RPS.Median))
+			if c.Resources != nil && c.Resources.ClientBound {
+				parts[i] += " (client-bound: the client's ceiling)"
+			}
 		}
 		mode := "Reused"
 		if cells[0].Mode == "fresh" {

@@ -151,6 +151,7 @@ func (x *bench) calibrate(ctx context.Context, f *benchFlags) []*runner.Calibrat
 	if n, err := strconv.Atoi(os.Getenv("STREAMS")); err == nil {
 		streams = n
 	}
+	x.r.UpstreamPID = x.pids[stack.Direct] // its CPU is the run's own, not outside load
 	var rows []*runner.Calibration
 	for _, p := range calibrateProtos {
 		if !slices.Contains(f.protos, p) || !slices.Contains(x.sv.protocols[stack.Direct], p) || ctx.Err() != nil {
