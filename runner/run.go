@@ -45,6 +45,8 @@ type Runner struct {
 	// but only by its executors' maxDuration (10 minutes) and request timeouts, and a stopped
 	// or wedged target can hold an extension's connection for longer.
 	Timeout time.Duration
+	// OnStart, when set, is told k6's pid as soon as k6 runs (soak follows its memory).
+	OnStart func(pid int)
 	Stdout  io.Writer
 	Stderr  io.Writer
 }
@@ -170,6 +172,9 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 	upstream := r.countUpstream(ctx)
 	runErr := cmd.Start()
 	if runErr == nil {
+		if r.OnStart != nil {
+			r.OnStart(cmd.Process.Pid)
+		}
 		if sampler != nil {
 			sampler.SetClient(cmd.Process.Pid, r.ClientCPUs)
 		}

@@ -37,20 +37,3 @@ func TreeUsage(pid int) (rssBytes uint64, fds int, err error) {
 	}
 	return rssBytes, fds, nil
 }
-
-// ChildRunning is the pid of a child of parent whose executable is exe (an absolute path), 0
-// when there is none: how a caller finds the k6 it started through a Runner, which keeps the
-// process to itself. A child run through a prefix that execs (taskset) is found once it has
-// exec'd.
-func ChildRunning(parent int, exe string) int {
-	stats, _ := scanProc()
-	for pid, st := range stats {
-		if st.ppid != parent {
-			continue
-		}
-		if got, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe")); err == nil && got == exe {
-			return pid
-		}
-	}
-	return 0
-}

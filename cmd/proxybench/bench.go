@@ -151,7 +151,6 @@ func (x *bench) calibrate(ctx context.Context, f *benchFlags) []*runner.Calibrat
 	if n, err := strconv.Atoi(os.Getenv("STREAMS")); err == nil {
 		streams = n
 	}
-	x.r.UpstreamPID = x.pids[stack.Direct] // its CPU is the run's own, not outside load
 	var rows []*runner.Calibration
 	for _, p := range calibrateProtos {
 		if !slices.Contains(f.protos, p) || !slices.Contains(x.sv.protocols[stack.Direct], p) || ctx.Err() != nil {
@@ -425,35 +424,24 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	names = withBaseline(names)
 	s.Pin = f.pin
 	s.KeepGoing = stack.SelectsAll(f.targets)
-	down, err := upWhile(ctx, s, "bench", names)
+	h, err := hold(ctx, s, "bench", names, f.runFlags)
 	if err != nil {
 		return err
 	}
 	var x *bench
 	defer func() {
-		err = errors.Join(err, down())
+		err = errors.Join(err, h.down())
 		if ctx.Err() != nil && x != nil && x.finished {
 			// The report and results were written whole (neither stops halfway), and the stack
 			// is down: only the exit status says a signal came, and this, the last thing said.
 			err = errors.Join(err, fmt.Errorf("interrupted after its last run, while the report was written or the stack stopped: every run is in %s, and the report beside them is whole", x.dir))
 		}
 	}()
-	sv, err := servedProtocols(s)
-	if err != nil {
-		return err
-	}
-	st, err := s.LoadState()
-	if err != nil {
-		return err
-	}
-	r := newRunner(s, f.runFlags)
-	x = &bench{s: s, r: r, testid: f.testid, dir: filepath.Join(r.ResultsDir, f.testid), sv: sv, pids: map[string]int{},
+	st, r := h.st, h.r
+	x = &bench{s: s, r: r, testid: f.testid, dir: h.dir, sv: h.sv, pids: map[string]int{},
 		dash: f.dashboard, restart: f.restart, influx: observe.ResourceWriterFromEnv()}
 	for n, t := range st.Targets {
 		x.pids[n] = t.PID
-	}
-	if err := os.MkdirAll(x.dir, 0o755); err != nil {
-		return err
 	}
 	m := manifest(ctx, s, r.K6, names, f.profile)
 	m["restart_between_runs"] = f.restart

@@ -81,25 +81,12 @@ func cmdCalibrate(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	names = withBaseline(names)
-	down, err := upWhile(ctx, s, "calibrate", names)
+	h, err := hold(ctx, s, "calibrate", names, f.runFlags)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, down()) }()
-	sv, err := servedProtocols(s)
-	if err != nil {
-		return err
-	}
-	st, err := s.LoadState()
-	if err != nil {
-		return err
-	}
-	r := newRunner(s, f.runFlags)
-	r.UpstreamPID = st.Targets[stack.Direct].PID
-	dir := filepath.Join(r.ResultsDir, f.testid)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
+	defer func() { err = errors.Join(err, h.down()) }()
+	st, sv, r := h.st, h.sv, h.r
 	var rows []*runner.Calibration
 	for round := 1; round <= f.rounds; round++ {
 		for _, proto := range f.protos {
@@ -114,7 +101,7 @@ func cmdCalibrate(ctx context.Context, args []string) (err error) {
 	}
 	runner.SetVsPeer(rows)
 	printCalibration(os.Stdout, rows, f)
-	path := filepath.Join(dir, "calibrate.json")
+	path := filepath.Join(h.dir, "calibrate.json")
 	if err := stack.WriteJSON(path, map[string]any{"testid": f.testid, "seconds": f.seconds, "connections": f.connections,
 		"streams": f.streams, "rounds": f.rounds, "runs": rows}); err != nil {
 		return err

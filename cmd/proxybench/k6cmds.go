@@ -263,6 +263,11 @@ func servedProtocols(s *stack.Stack) (served, error) {
 	if err != nil {
 		return served{}, err
 	}
+	return servedBy(st), nil
+}
+
+// servedBy is what st says each target serves, and which are missing and why.
+func servedBy(st *stack.State) served {
 	// a copy: a bench adds to it the targets that died and would not start again
 	sv := served{protocols: map[string][]string{}, missing: maps.Clone(st.Missing)}
 	if sv.missing == nil {
@@ -273,7 +278,7 @@ func servedProtocols(s *stack.Stack) (served, error) {
 			sv.protocols[n] = append(sv.protocols[n], string(p))
 		}
 	}
-	return sv, nil
+	return sv
 }
 
 // runCells runs each cell against each target and prints its table; it returns every result.

@@ -223,30 +223,17 @@ func cmdSoak(ctx context.Context, args []string) (err error) {
 	if f.target != stack.Direct {
 		names = append(names, f.target)
 	}
-	down, err := upWhile(ctx, s, "soak", names)
+	h, err := hold(ctx, s, "soak", names, f.runFlags)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, down()) }()
-	sv, err := servedProtocols(s)
-	if err != nil {
-		return err
-	}
+	defer func() { err = errors.Join(err, h.down()) }()
+	st, sv, r, dir := h.st, h.sv, h.r, h.dir
 	if how := sv.missing[f.target]; how != "" {
 		return fmt.Errorf("%s is not up: %s", f.target, how)
 	}
 	if !slices.Contains(sv.protocols[f.target], f.proto) {
 		return fmt.Errorf("%s does not serve %s: PROTO is one of what it serves, %s", f.target, f.proto, strings.Join(sv.protocols[f.target], ", "))
-	}
-	st, err := s.LoadState()
-	if err != nil {
-		return err
-	}
-	r := newRunner(s, f.runFlags)
-	r.UpstreamPID = st.Targets[stack.Direct].PID
-	dir := filepath.Join(r.ResultsDir, f.testid)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
 	}
 	job := runner.Job{Scenario: "reused-" + f.proto, Target: f.target, Env: []string{"PROFILE=stress", "DURATION=" + f.duration()}}
 	resultPath, _ := r.ResultPath(f.testid, job)
@@ -262,7 +249,8 @@ func cmdSoak(ctx context.Context, args []string) (err error) {
 	fmt.Fprintf(os.Stderr, "soak %s: %s against %s for %s minutes (stress profile), RSS and open files every %v\n",
 		f.testid, job.Scenario, f.target, strconv.FormatFloat(f.minutes, 'f', -1, 64), f.interval)
 
-	sampler := startSoakSampler(procs, r.K6, f.interval)
+	sampler := startSoakSampler(procs, f.interval)
+	r.OnStart = sampler.setK6
 	res, rs := r.RunSampled(ctx, f.testid, job, st.Targets[f.target].PID)
 	exit := time.Since(sampler.t0).Seconds()
 	rep.Samples = sampler.Stop()

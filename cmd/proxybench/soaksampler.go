@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -34,31 +32,20 @@ type soakSampler struct {
 	t0      time.Time
 	procs   []*soakProc
 	samples []soakSample
-	k6exe   string
 	stop    chan struct{}
 	done    chan struct{}
 }
 
-func startSoakSampler(procs []*soakProc, k6exe string, interval time.Duration) *soakSampler {
-	if p, err := filepath.EvalSymlinks(k6exe); err == nil {
-		k6exe = p
-	}
-	s := &soakSampler{t0: time.Now(), procs: procs, k6exe: k6exe, stop: make(chan struct{}), done: make(chan struct{})}
+func startSoakSampler(procs []*soakProc, interval time.Duration) *soakSampler {
+	s := &soakSampler{t0: time.Now(), procs: procs, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		tk := time.NewTicker(interval)
 		defer tk.Stop()
-		// k6 is found as soon as it runs, so that its pid is known before the first sample
-		find := time.NewTicker(100 * time.Millisecond)
-		defer find.Stop()
 		for {
 			select {
 			case <-s.stop:
 				return
-			case <-find.C:
-				if s.findK6() {
-					find.Stop()
-				}
 			case <-tk.C:
 				s.sample()
 			}
@@ -67,23 +54,18 @@ func startSoakSampler(procs []*soakProc, k6exe string, interval time.Duration) *
 	return s
 }
 
-// findK6 looks for the k6 the runner started (a child of ours running bin/k6); true once found.
-func (s *soakSampler) findK6() bool {
+// setK6 is the runner's OnStart: k6's pid, as soon as it runs.
+func (s *soakSampler) setK6(pid int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, p := range s.procs {
 		if p.Role == roleK6 {
-			if p.PID == 0 {
-				p.PID = runner.ChildRunning(os.Getpid(), s.k6exe)
-			}
-			return p.PID != 0
+			p.PID = pid
 		}
 	}
-	return true
 }
 
 func (s *soakSampler) sample() {
-	s.findK6()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	smp := soakSample{T: time.Since(s.t0).Seconds(), Procs: map[string]*soakUsage{}}

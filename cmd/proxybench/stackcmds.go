@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proxybench/proxybench/runner"
 	"github.com/proxybench/proxybench/stack"
 )
 
@@ -95,10 +96,20 @@ func cmdUp(ctx context.Context, args []string) error {
 	return nil
 }
 
-// upWhile is how bench, soak and calibrate hold a stack: the run directory's lock for cmd, then
-// names up (verified). done brings the stack down and lets the lock go; it is nil when the
-// stack did not come up, which is then down and unlocked already.
-func upWhile(ctx context.Context, s *stack.Stack, cmd string, names []string) (done func() error, err error) {
+// held is a stack that bench, soak or calibrate holds up: what is up, the runner for it and
+// the results folder of the run (created). down brings the stack down and lets the run
+// directory's lock go.
+type held struct {
+	st   *stack.State
+	sv   served
+	r    *runner.Runner
+	dir  string
+	down func() error
+}
+
+// hold takes the run directory's lock for cmd and brings names up (verified). On an error the
+// stack is down and the lock released already.
+func hold(ctx context.Context, s *stack.Stack, cmd string, names []string, f *runFlags) (h *held, err error) {
 	unlock, err := s.Lock(cmd)
 	if err != nil {
 		return nil, err
@@ -107,10 +118,21 @@ func upWhile(ctx context.Context, s *stack.Stack, cmd string, names []string) (d
 		unlock()
 		return nil, err
 	}
-	return func() error {
+	h = &held{down: func() error {
 		defer unlock()
 		return s.Down()
-	}, nil
+	}}
+	if h.st, err = s.LoadState(); err != nil {
+		return nil, errors.Join(err, h.down())
+	}
+	h.sv = servedBy(h.st)
+	h.r = newRunner(s, f)
+	h.r.UpstreamPID = h.st.Targets[stack.Direct].PID // its CPU is the runs' own, not outside load
+	h.dir = filepath.Join(h.r.ResultsDir, f.testid)
+	if err := os.MkdirAll(h.dir, 0o755); err != nil {
+		return nil, errors.Join(err, h.down())
+	}
+	return h, nil
 }
 
 // pinFlag is -pin of up and bench: the CPU layout, from PIN by default.
