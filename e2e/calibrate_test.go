@@ -8,8 +8,9 @@ import (
 	"testing"
 )
 
-// make calibrate runs k6 and the native peers on the same load and compares what each costs
-// per request: every client measured, every figure there, k6's share of the peer's frugality.
+// make calibrate runs k6 (on our native loop and on k6/http) and the native peers on the same
+// load and compares what each costs per request: every client measured, every figure there,
+// k6's share of the peer's frugality.
 func TestCalibrate(t *testing.T) {
 	h := harnessAt(t, 2050, "direct")
 	out, err := h.proxybench(t, "calibrate", "-targets", "direct", "-protos", "h1c,h2", "-seconds", "2",
@@ -41,11 +42,11 @@ func TestCalibrate(t *testing.T) {
 				t.Errorf("%s: %s = %v, want a figure", key, f, r[f])
 			}
 		}
-		if v, _ := r["vs_peer"].(float64); r["client"] == "k6" && v <= 0 {
+		if v, _ := r["vs_peer"].(float64); strings.HasPrefix(r["client"].(string), "k6-") && v <= 0 {
 			t.Errorf("%s: no vs_peer", key)
 		}
 	}
-	for _, want := range []string{"k6 h1c", "wrk h1c", "h2load h1c", "k6 h2", "h2load h2"} {
+	for _, want := range []string{"k6-native h1c", "k6-http h1c", "wrk h1c", "h2load h1c", "k6-native h2", "k6-http h2", "h2load h2"} {
 		if !seen[want] {
 			t.Errorf("calibrate.json has no %s run:\n%s", want, data)
 		}

@@ -150,6 +150,11 @@ func (h *harness) proxybench(t *testing.T, args ...string) (string, error) {
 func TestScenariosPassInspect(t *testing.T) {
 	h := newHarness(t)
 	scripts, _ := filepath.Glob(filepath.Join(h.root, "scenarios", "*.js"))
+	native, _ := filepath.Glob(filepath.Join(h.root, "scenarios", "native", "*.js"))
+	if len(native) != 3 {
+		t.Errorf("found %d native scenarios (scenarios/native/), want reused-h1c, reused-h1, reused-h2", len(native))
+	}
+	scripts = append(scripts, native...)
 	if len(scripts) < len(runner.Throughput)+len(runner.Probes) {
 		t.Fatalf("found %d scenario scripts, want at least %d", len(scripts), len(runner.Throughput)+len(runner.Probes))
 	}
@@ -719,7 +724,7 @@ func checkCalibration(t *testing.T, b *report.Bench, dir string) {
 			t.Errorf("calibration %s: %s", key, c.Err)
 		case c.Target != stack.Direct || c.Requests <= 0 || c.ClientCPUMicros <= 0 || c.TargetCPUMicros <= 0:
 			t.Errorf("calibration %s: %+v, want figures against direct", key, *c)
-		case c.Client == "k6" && c.VsPeer <= 0:
+		case c.IsK6() && c.VsPeer <= 0:
 			t.Errorf("calibration %s: no vs peer", key)
 		}
 	}

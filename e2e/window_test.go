@@ -83,17 +83,32 @@ func TestReusedCountsOnlyTheMeasuredWindow(t *testing.T) {
 		TargetsFile: singleTargetFile(t, "slow", slowTarget(t, mean)),
 		Stdout:      &bytes.Buffer{}, Stderr: &bytes.Buffer{},
 	}
+	// both clients: the native loop counts late requests itself, the k6/http scripts in JS
+	for _, client := range []string{runner.ClientNative, runner.ClientK6} {
+		t.Run(client, func(t *testing.T) {
+			r.Client = client
+			windowRates(t, r, conns, want)
+		})
+	}
+}
+
+// windowRates runs reused-h1c at DURATION 5 s and 30 s against the slow target and holds both
+// rates to want, the rate it serves.
+func windowRates(t *testing.T, r *runner.Runner, conns int, want float64) {
 	rps := map[string]float64{}
 	for _, d := range []string{"5s", "30s"} {
 		j := runner.Job{Scenario: "reused-h1c", Target: "slow", Env: []string{
 			"DURATION=" + d, "WARMUP=0", "CONNECTIONS=" + strconv.Itoa(conns),
 		}}
-		res := r.Run(context.Background(), "window-"+d, j)
+		res := r.Run(context.Background(), "window-"+r.Client+"-"+d, j)
 		if res.Err != "" || res.RPS == nil {
 			t.Fatalf("DURATION %s: %s\n%s", d, res.Err, r.Stderr)
 		}
 		if !res.Valid {
 			t.Errorf("DURATION %s: invalid: %v", d, res.Invalid)
+		}
+		if wantClient := map[string]string{runner.ClientNative: "native", runner.ClientK6: "k6/http"}[r.Client]; res.Client != wantClient {
+			t.Errorf("DURATION %s: the result says client %q, want %q", d, res.Client, wantClient)
 		}
 		rps[d] = *res.RPS
 		t.Logf("DURATION %s: %.0f requests measured, %.1f req/s (the target serves %.1f)", d, res.Requests, *res.RPS, want)

@@ -6,5 +6,6 @@ package extensions
 import (
 	_ "github.com/proxybench/proxybench/extensions/http3"    // k6/x/http3
 	_ "github.com/proxybench/proxybench/extensions/influxdb" // --out proxybench-influxdb
+	_ "github.com/proxybench/proxybench/extensions/load"     // k6/x/proxybench/load
 	_ "github.com/proxybench/proxybench/extensions/sse"      // k6/x/sse
 )

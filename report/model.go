@@ -78,6 +78,7 @@ type Cell struct {
 	Proto    string `json:"proto"`
 	Mode     string `json:"mode"` // reused, fresh, probe
 	Route    string `json:"route,omitempty"`
+	Client   string `json:"client,omitempty"` // what sent its requests (runner.Result.Client)
 	Runs     []Run  `json:"runs"`
 
 	RPS runner.Summary `json:"rps"`    // req/s over the valid runs (throughput cells)
@@ -222,6 +223,9 @@ func (b *Bench) add(file string, rf *runFile, res *runner.Resources) {
 	}
 	if c.Route == "" {
 		c.Route = r.Route
+	}
+	if c.Client == "" {
+		c.Client = r.Client
 	}
 	if r.Skipped != "" && r.Err == "" {
 		c.NoProto, c.NoProtoReason = r.Skipped, r.SkipReason

@@ -278,8 +278,9 @@ func throughputTable(b *Bench, mode string) table {
 			"Mostly handshake and accept-loop cost."
 		t.Head = append(t.Head, "connect p50 ms", "TLS p50 ms")
 	}
-	t.Head = append(t.Head, "upstream conns /1k req", "valid")
+	t.Head = append(t.Head, "client CPU share", "upstream conns /1k req", "valid")
 	t.Empty = "No " + mode + "-connection cells in this bench."
+	t.Notes = append(t.Notes, "client CPU share: the client's part of all the CPU used on its CPUs while its load ran (as in the resources table): the higher, the more its req/s is the client's ceiling rather than the target's; with \"client-bound\" nothing was left idle either.")
 	t.Notes = append(t.Notes, "upstream conns /1k req: connections the upstream accepted per 1 000 requests sent (warm-up included), median over the valid runs: "+
 		"a proxy's upstream connections (near 0 when its pool keeps them), or for direct the client's own.")
 	for _, c := range cells {
@@ -310,12 +311,19 @@ func throughputTable(b *Bench, mode string) table {
 		if mode == "fresh" {
 			r = append(r, extraMedian(c, "http_req_connecting"), extraMedian(c, "http_req_tls_handshaking"))
 		}
+		share := "—"
+		if c.Valid && c.Resources != nil && c.Resources.ClientCPUShare > 0 {
+			share = fmt.Sprintf("%.0f%%", c.Resources.ClientCPUShare*100)
+		}
 		up := "—"
 		if c.UpstreamPer1k.N > 0 {
 			up = strconv.FormatFloat(c.UpstreamPer1k.Median, 'f', 1, 64)
 		}
-		r = append(r, up, v)
+		r = append(r, share, up, v)
 		t.Rows = append(t.Rows, row{Cells: r, Class: class})
+	}
+	if ran := clientsOf(b, mode); ran != "" {
+		t.Notes = append(t.Notes, "Client: "+ran+".")
 	}
 	if slices.ContainsFunc(cells, func(c *Cell) bool { return c.Proto == "h3" }) {
 		t.Notes = append(t.Notes, "Compare HTTP/3 with HTTP/3 only: a different client stack (k6/x/http3 over quic-go) drives it.")
@@ -599,7 +607,7 @@ const ClientHeavy = 2.0
 func clientTable(b *Bench) table {
 	t := table{
 		ID: "client", Title: "The client's ceiling",
-		Intro: "At the start of the bench, k6 (our reused scenarios, every response checked) and native load generators (wrk, h2load: status only) ran the same short load against direct, one after the other. " +
+		Intro: "At the start of the bench, k6 (our reused scenarios on the client the bench ran them with, every response checked: k6-native is our Go load loop, k6-http the k6/http scripts) and native load generators (wrk, h2load: status only) ran the same short load against direct, one after the other. " +
 			"Client CPU is over each client's whole life (k6: start-up and warm-up included) per request it sent. " +
 			"\"vs peer\" is k6's requests per client CPU-second over the most frugal peer's: below 1, k6 spends more of the shared CPUs on each request than a native client, which leaves the target less, so every req/s here is partly the client's ceiling and \"vs direct\" understates what a proxy costs. The target's own CPU per request (Resources) does not depend on the client.",
 		Head:  []string{"protocol", "target", "client", "req/s", "client CPU µs/request", "requests per client CPU-s", "target CPU µs/request", "vs peer"},
@@ -688,20 +696,61 @@ func equalLoadLines(b *Bench) []string {
 	return out
 }
 
-// clientLine is the headline's word on the client: k6's share of a native client's
-// requests per CPU-second, per protocol.
+// clientLine is the headline's word on the client: what drove the reused cells, and its share
+// of a native client's requests per CPU-second, per protocol.
 func clientLine(b *Bench) string {
 	var parts []string
 	for _, c := range b.Calibration {
-		if c.Client == "k6" && c.VsPeer > 0 {
+		if c.IsK6() && c.VsPeer > 0 {
 			parts = append(parts, fmt.Sprintf("%.2f %s", c.VsPeer, protoName(c.Proto)))
 		}
 	}
-	if len(parts) == 0 {
+	ran := clientsOf(b, "reused")
+	if len(parts) == 0 && ran == "" {
 		return ""
 	}
-	return "Client: k6 makes " + strings.Join(parts, ", ") + " of the requests per CPU-second a native client (wrk/h2load) makes on direct; " +
-		"it shares the CPUs with the targets, so req/s are partly its ceiling and \"vs direct\" understates a proxy's cost (see \"The client's ceiling\")"
+	line := "Client: "
+	if ran != "" {
+		line += "reused cells ran on " + ran
+		if len(parts) > 0 {
+			line += "; "
+		}
+	}
+	if len(parts) > 0 {
+		line += "it makes " + strings.Join(parts, ", ") + " of the requests per CPU-second a native client (wrk/h2load) makes on direct; " +
+			"it shares the CPUs with the targets, so below 1 req/s are partly its ceiling and \"vs direct\" understates a proxy's cost (see \"The client's ceiling\")"
+	}
+	return line
+}
+
+// clientsOf says which client drove the cells of mode, per protocol: "native (h1c, h1, h2),
+// k6/x/http3 (h3)".
+func clientsOf(b *Bench, mode string) string {
+	var order []string
+	protos := map[string][]string{}
+	for _, p := range protoOrder {
+		for _, c := range b.cellsOf(func(c *Cell) bool { return c.Mode == mode && c.Proto == p && c.Client != "" }) {
+			if !slices.Contains(protos[c.Client], p) {
+				if len(protos[c.Client]) == 0 {
+					order = append(order, c.Client)
+				}
+				protos[c.Client] = append(protos[c.Client], p)
+			}
+		}
+	}
+	var parts []string
+	for _, cl := range order {
+		parts = append(parts, fmt.Sprintf("%s (%s)", clientName(cl), strings.Join(protos[cl], ", ")))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// clientName says what a result's client is.
+func clientName(client string) string {
+	if client == "native" {
+		return "our native loop (k6/x/proxybench/load)"
+	}
+	return client
 }
 
 func equalLoadTable(b *Bench) table {

@@ -7,11 +7,19 @@ import (
 	"text/tabwriter"
 )
 
-// Text writes the report's throughput tables (reused, fresh) as aligned plain text, for the
-// terminal at the end of `make bench`: medians over the runs with their CV, the runs that were
-// valid and the fraction of direct, as report.md has them.
+// Text writes, for the terminal at the end of `make bench`, first what the client cannot
+// distort (the targets' own CPU per request and their p99 at equal load, as report.md's
+// headline leads with them), then the throughput tables (reused, fresh) as aligned plain text:
+// medians over the runs with their CV, the runs that were valid, the fraction of direct and the
+// client's share of the CPU, as report.md has them.
 func Text(w io.Writer, b *Bench) error {
 	ew := &errWriter{w: w}
+	if lead := append(costLines(b), equalLoadLines(b)...); len(lead) > 0 {
+		ew.printf("\n== Per protocol, what the client cannot distort  (testid %s)\n", b.TestID)
+		for _, l := range lead {
+			ew.printf("  %s\n", l)
+		}
+	}
 	for _, t := range []table{throughputTable(b, "reused"), throughputTable(b, "fresh")} {
 		if len(t.Rows) == 0 {
 			continue

@@ -11,7 +11,7 @@ import (
 type Calibration struct {
 	Target   string  `json:"target"`
 	Proto    string  `json:"proto"`
-	Client   string  `json:"client"` // k6 (scenarios/reused-<proto>.js), wrk, h2load
+	Client   string  `json:"client"` // k6-native, k6-http (CalibrationLabel), wrk, h2load
 	Round    int     `json:"round"`
 	Requests float64 `json:"requests"` // every request the client sent (k6: warm-up included)
 	RPS      float64 `json:"rps"`      // measured requests per second (k6: its measured window)
@@ -35,29 +35,29 @@ func (c *Calibration) setCosts(rs *Resources) {
 	c.TargetCPUMicros = rs.TargetCPUPerReqMicros
 }
 
-// Calibrate runs, one after the other, k6 with the reused scenario of j.Proto and each native
-// peer of that protocol on the same load against j.Target (its pid sampled as for any run),
-// reversed on even rounds (j.Run) so that no client always runs first. j.Env is k6's load (the
-// same connections and streams as l, its DURATION l's).
-func (r *Runner) Calibrate(ctx context.Context, testid string, j Job, l PeerLoad, pid int) []*Calibration {
-	clients := []func() *Calibration{func() *Calibration {
-		fmt.Fprintf(r.Stderr, "calibrate: k6 reused-%s %s (round %d)\n", j.Proto, j.Target, j.Run)
-		job := j
-		job.Scenario, job.Proto = "reused-"+j.Proto, ""
-		res, rs := r.RunSampled(ctx, testid, job, pid)
-		c := &Calibration{Target: j.Target, Proto: j.Proto, Client: "k6", Round: j.Run, Err: res.Err}
-		if res.Err == "" && !res.Valid {
-			c.Err = "invalid: " + strings.Join(res.Invalid, "; ")
-		}
-		if res.RPS != nil {
-			c.RPS = *res.RPS
-		}
-		if rs != nil {
-			c.Requests = rs.Requests
-		}
-		c.setCosts(rs)
-		return c
-	}}
+// CalibrationLabel is the client column of k6's calibration rows for a CLIENT value.
+func CalibrationLabel(client string) string {
+	if client == ClientK6 {
+		return "k6-http"
+	}
+	return "k6-native"
+}
+
+// IsK6 tells whether a calibration row is one of k6's (not a native peer's).
+func (c *Calibration) IsK6() bool {
+	return strings.HasPrefix(c.Client, "k6-")
+}
+
+// Calibrate runs, one after the other, k6 with the reused scenario of j.Proto on each of
+// k6Clients (ClientNative, ClientK6) and each native peer of that protocol on the same load
+// against j.Target (its pid sampled as for any run), reversed on even rounds (j.Run) so that no
+// client always runs first. j.Env is k6's load (the same connections and streams as l, its
+// DURATION l's).
+func (r *Runner) Calibrate(ctx context.Context, testid string, j Job, l PeerLoad, pid int, k6Clients []string) []*Calibration {
+	var clients []func() *Calibration
+	for _, client := range k6Clients {
+		clients = append(clients, func() *Calibration { return r.calibrateK6(ctx, testid, j, pid, client) })
+	}
 	for _, p := range Peers {
 		if p.Proto != j.Proto {
 			continue
@@ -86,16 +86,39 @@ func (r *Runner) Calibrate(ctx context.Context, testid string, j Job, l PeerLoad
 	return rows
 }
 
+// calibrateK6 runs the reused scenario of j.Proto with k6 on client.
+func (r *Runner) calibrateK6(ctx context.Context, testid string, j Job, pid int, client string) *Calibration {
+	label := CalibrationLabel(client)
+	fmt.Fprintf(r.Stderr, "calibrate: %s reused-%s %s (round %d)\n", label, j.Proto, j.Target, j.Run)
+	job := j
+	job.Scenario, job.Proto = "reused-"+j.Proto, ""
+	rc := *r
+	rc.Client = client
+	res, rs := rc.RunSampled(ctx, testid+"-"+client, job, pid)
+	c := &Calibration{Target: j.Target, Proto: j.Proto, Client: label, Round: j.Run, Err: res.Err}
+	if res.Err == "" && !res.Valid {
+		c.Err = "invalid: " + strings.Join(res.Invalid, "; ")
+	}
+	if res.RPS != nil {
+		c.RPS = *res.RPS
+	}
+	if rs != nil {
+		c.Requests = rs.Requests
+	}
+	c.setCosts(rs)
+	return c
+}
+
 // SetVsPeer sets each k6 row's VsPeer: its requests per client CPU-second over the most frugal
 // peer's (the largest) for the same target, protocol and round.
 func SetVsPeer(rows []*Calibration) {
 	for _, c := range rows {
-		if c.Client != "k6" || c.ReqPerCPUSecond == 0 {
+		if !c.IsK6() || c.ReqPerCPUSecond == 0 {
 			continue
 		}
 		best := 0.0
 		for _, p := range rows {
-			if p.Client != "k6" && p.Target == c.Target && p.Proto == c.Proto && p.Round == c.Round && p.Err == "" {
+			if !p.IsK6() && p.Target == c.Target && p.Proto == c.Proto && p.Round == c.Round && p.Err == "" {
 				best = max(best, p.ReqPerCPUSecond)
 			}
 		}

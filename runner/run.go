@@ -29,6 +29,9 @@ type Runner struct {
 	CAFile       string   // trusted through SSL_CERT_FILE: certificates are verified, never skipped
 	Profile      string   // smoke, stable, stress
 	ExtraArgs    []string // passed to `k6 run` as they are
+	// Client is ClientNative (the reused h1c, h1 and h2 cells run scenarios/native/) or
+	// ClientK6 (every cell runs its k6/http script); empty is ClientNative.
+	Client string
 	// ClientPrefix runs k6 under it (`taskset -c 0-3`: pinned), and ClientCPUs are then the
 	// CPUs that gives k6, which its CPU use is measured against. Both unset: unpinned.
 	ClientPrefix []string
@@ -139,9 +142,9 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 		return fail(err), nil
 	}
 	_ = os.Remove(summary)
-	script := filepath.Join(r.ScenariosDir, j.Scenario+".js")
-	if _, err := os.Stat(script); err != nil {
-		return fail(fmt.Errorf("unknown scenario %q: %w", j.Scenario, err)), nil
+	script, err := r.Script(j.Scenario)
+	if err != nil {
+		return fail(err), nil
 	}
 	// No --tag testid=…: a CLI tag replaces the script's options.tags (target, mode, …), and the
 	// scripts already tag testid from TESTID.

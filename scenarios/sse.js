@@ -32,7 +32,7 @@ const INTERVAL_MS = 150;
 const RULE = pacing(INTERVAL_MS);
 const RULES = [COMPRESSED, ...PACING_WHY];
 
-const cfg = loadConfig({ scenario: 'sse', mode: 'probe', route: '/sse' });
+const cfg = loadConfig({ scenario: 'sse', mode: 'probe', route: '/sse', client: 'k6/x/sse' });
 const out = planOutput(cfg);
 const url = `${cfg.url}?count=${COUNT}&interval_ms=${INTERVAL_MS}`;
 // name: the URL without its query, so no per-request value becomes a tag

@@ -35,7 +35,7 @@ const TOTAL = CHUNKS * CHUNK_BYTES;
 const RULE = pacing(INTERVAL_MS);
 const RULES = [COMPRESSED, ...PACING_WHY];
 
-const cfg = loadConfig({ scenario: 'stream', mode: 'probe', route: '/stream' });
+const cfg = loadConfig({ scenario: 'stream', mode: 'probe', route: '/stream', client: 'k6/x/sse' });
 const out = planOutput(cfg);
 const url = `${cfg.url}?chunks=${CHUNKS}&chunk_bytes=${CHUNK_BYTES}&interval_ms=${INTERVAL_MS}`;
 // http3: over h3, k6/x/sse sends through the VU's k6/x/http3 connections (k6's own transport

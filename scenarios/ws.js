@@ -26,6 +26,7 @@ const cfg = loadConfig({
   protos: ['h1', 'h1c'],
   defaultProto: 'h1',
   websocket: true,
+  client: 'k6/websockets',
   protoNote: ' (a WebSocket over h2 needs extended CONNECT, which k6 does not speak)',
 });
 const out = planOutput(cfg);

@@ -158,7 +158,8 @@ func (x *bench) calibrate(ctx context.Context, f *benchFlags) []*runner.Calibrat
 		}
 		load := calibrationLoad(x.s.Config, stack.Direct, p, conns, streams, f.calibrate)
 		j := runner.Job{Target: stack.Direct, Proto: p, Run: 1, Env: load.K6Env()}
-		rows = append(rows, x.r.Calibrate(ctx, x.testid+"-calibrate", j, load, x.pids[stack.Direct])...)
+		// the client the matrix runs with: its ceiling is the one the report's figures have
+		rows = append(rows, x.r.Calibrate(ctx, x.testid+"-calibrate", j, load, x.pids[stack.Direct], []string{f.client})...)
 	}
 	runner.SetVsPeer(rows)
 	return rows

@@ -26,6 +26,7 @@ type calibrateFlags struct {
 	seconds              int
 	connections, streams int
 	rounds               int
+	clients              []string // k6's: CLIENT, or both when it is not set
 	check                bool
 }
 
@@ -49,6 +50,10 @@ func parseCalibrateFlags(args []string) (*calibrateFlags, error) {
 	c := &calibrateFlags{runFlags: f, seconds: *seconds, connections: *conns, streams: *streams, rounds: *rounds, check: *check}
 	if c.protos, err = listFlag("PROTOS", *protos, calibrateProtos); err != nil {
 		return nil, err
+	}
+	c.clients = []string{runner.ClientNative, runner.ClientK6}
+	if strings.TrimSpace(os.Getenv("CLIENT")) != "" {
+		c.clients = []string{f.client}
 	}
 	for _, n := range []struct {
 		name      string
@@ -95,7 +100,8 @@ func cmdCalibrate(ctx context.Context, args []string) (err error) {
 					continue
 				}
 				load := calibrationLoad(s.Config, t, proto, f.connections, f.streams, f.seconds)
-				rows = append(rows, r.Calibrate(ctx, f.testid, runner.Job{Target: t, Proto: proto, Run: round, Env: load.K6Env()}, load, st.Targets[t].PID)...)
+				j := runner.Job{Target: t, Proto: proto, Run: round, Env: load.K6Env()}
+				rows = append(rows, r.Calibrate(ctx, f.testid, j, load, st.Targets[t].PID, f.clients)...)
 			}
 		}
 	}
@@ -146,7 +152,7 @@ func peersInstalled() error {
 func printCalibration(w io.Writer, rows []*runner.Calibration, f *calibrateFlags) {
 	fmt.Fprintf(w, "\n== client calibration: %d connections, h2 %d streams each, %d s per client  (testid %s)\n",
 		f.connections, f.streams, f.seconds, f.testid)
-	fmt.Fprintf(w, "%8s %6s %7s %6s %10s %9s %16s %17s %16s %9s\n", "target", "proto", "client", "round",
+	fmt.Fprintf(w, "%8s %6s %9s %6s %10s %9s %16s %17s %16s %9s\n", "target", "proto", "client", "round",
 		"requests", "req/s", "client CPU-µs/req", "req/client CPU-s", "target CPU-µs/req", "vs peer")
 	for _, c := range rows {
 		vs := ""
@@ -154,11 +160,12 @@ func printCalibration(w io.Writer, rows []*runner.Calibration, f *calibrateFlags
 			vs = fmt.Sprintf("%.2f", c.VsPeer)
 		}
 		if c.Err != "" {
-			fmt.Fprintf(w, "%8s %6s %7s %6d  %s\n", c.Target, c.Proto, c.Client, c.Round, c.Err)
+			fmt.Fprintf(w, "%8s %6s %9s %6d  %s\n", c.Target, c.Proto, c.Client, c.Round, c.Err)
 			continue
 		}
-		fmt.Fprintf(w, "%8s %6s %7s %6d %10.0f %9.0f %16.1f %17.0f %16.1f %9s\n", c.Target, c.Proto, c.Client, c.Round,
+		fmt.Fprintf(w, "%8s %6s %9s %6d %10.0f %9.0f %16.1f %17.0f %16.1f %9s\n", c.Target, c.Proto, c.Client, c.Round,
 			c.Requests, c.RPS, c.ClientCPUMicros, c.ReqPerCPUSecond, c.TargetCPUMicros, vs)
 	}
-	fmt.Fprintln(w, "vs peer: k6's requests per client CPU-second over the most frugal native peer's (1: as cheap as wrk/h2load). h3: no native peer installs here.")
+	fmt.Fprintln(w, "vs peer: k6's requests per client CPU-second over the most frugal native peer's (1: as cheap as wrk/h2load).")
+	fmt.Fprintln(w, "k6-native: our Go load loop (scenarios/native/, what make bench runs); k6-http: the k6/http scripts (CLIENT=k6). h3: no native peer installs here.")
 }

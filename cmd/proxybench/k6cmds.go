@@ -25,6 +25,7 @@ type runFlags struct {
 	targets, testid, profile string
 	extra                    []string
 	timeout                  time.Duration // of each k6 run (runTimeout)
+	client                   string        // CLIENT: runner.ClientNative or runner.ClientK6
 }
 
 var testidRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
@@ -55,6 +56,9 @@ func parseRunFlags(fs *flag.FlagSet, args []string) (*runFlags, error) {
 	}
 	var err error
 	if f.timeout, err = runTimeout(os.Getenv); err != nil {
+		return nil, err
+	}
+	if f.client, err = runner.ParseClient(os.Getenv("CLIENT")); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -179,6 +183,7 @@ func newRunner(s *stack.Stack, f *runFlags) *runner.Runner {
 		Profile:      f.profile,
 		ExtraArgs:    f.extra,
 		Timeout:      f.timeout,
+		Client:       f.client,
 		UpstreamAddr: net.JoinHostPort(s.Config.Address, strconv.Itoa(s.Config.Upstream.H1C)),
 		Stdout:       os.Stdout,
 		Stderr:       os.Stderr,

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -82,7 +83,8 @@ func manifest(ctx context.Context, s *stack.Stack, k6 string, names []string, pr
 	// the scripts that measured: a change to a check or a threshold changes what a figure means
 	scripts, _ := filepath.Glob(filepath.Join(s.Root, "scenarios", "*.js"))
 	libs, _ := filepath.Glob(filepath.Join(s.Root, "scenarios", "lib", "*.js"))
-	for _, f := range append(scripts, libs...) {
+	native, _ := filepath.Glob(filepath.Join(s.Root, "scenarios", "native", "*.js"))
+	for _, f := range slices.Concat(scripts, libs, native) {
 		if h := fileHash(f); h != "" {
 			rel, _ := filepath.Rel(s.Root, f)
 			hashes[rel] = h

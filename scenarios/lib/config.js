@@ -67,6 +67,8 @@ function stamp(d = new Date()) {
 //   protos, defaultProto: the protocols a probe runs over, and the one without PROTO
 //   protoNote: appended to the error for a PROTO the probe can't run over
 //   websocket: the measured URL is ws:// or wss:// (cfg.origin stays http(s) for setup's probe)
+//   client: what sends the measured requests, said in every result: k6/http, k6/x/http3 (the
+//     default for the protocol) or native (k6/x/proxybench/load, scenarios/native/)
 export function loadConfig({
   scenario,
   mode,
@@ -76,6 +78,7 @@ export function loadConfig({
   defaultProto = 'h2',
   websocket = false,
   protoNote = '',
+  client,
 }) {
   const profileName = env('PROFILE') || DEFAULT_PROFILE;
   const p = profile(profileName);
@@ -105,6 +108,7 @@ export function loadConfig({
     mode,
     route,
     proto: pr,
+    client: client || (pr.quic ? 'k6/x/http3' : 'k6/http'),
     target: t,
     profile: profileName,
     testid, // the init-time value: read the test's own from exec.test.options.tags (summary.js)

@@ -136,6 +136,7 @@ export function buildResult(data, cfg, spec = {}) {
     target: cfg.target.name,
     mode: cfg.mode,
     proto: cfg.proto.name,
+    client: cfg.client,
     expected_proto: cfg.proto.expected,
     route: cfg.route,
     url: cfg.url.split('?')[0],

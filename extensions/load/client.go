@@ -1,0 +1,111 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"time"
+
+	"go.k6.io/k6/v2/js/modules"
+	"go.k6.io/k6/v2/lib"
+)
+
+// Client is one VU's native load loop: one connection, kept from run() to run() (so from the
+// warm-up to the measured scenario, as k6/http keeps a VU's connection), sending the plan's
+// GET over and over.
+type Client struct {
+	vu     modules.VU
+	custom customMetrics
+	p      *plan
+
+	mu   sync.Mutex // guards conn against the context's end, which closes it
+	conn net.Conn   // the open connection (h1 or h2), nil between connections
+	h1   *h1Conn
+	h2   *h2Conn
+}
+
+// Result is what run() returns to the script: this call's totals.
+type Result struct {
+	Requests    int `js:"requests"`    // requests that ended (answered or failed)
+	Failed      int `js:"failed"`      // without a 2xx/3xx answer
+	Late        int `js:"late"`        // ended after until
+	Connections int `js:"connections"` // connections opened
+}
+
+// Run sends requests until the wall clock reaches until (ms since the Unix epoch, as
+// Date.now() and exec.scenario.startTime count), then waits for those in flight and returns.
+// A connection that fails ends the call after recording the request it failed; the next call
+// opens a new one. Requests cut off by the end of the test (the iteration's context) are not
+// recorded, as k6/http records none.
+func (c *Client) Run(until float64) (Result, error) {
+	state := c.vu.State()
+	if state == nil {
+		return Result{}, errors.New("run: call it from a VU's iteration (default function), not the init context")
+	}
+	ctx := c.vu.Context()
+	deadline := time.UnixMilli(0).Add(time.Duration(until * float64(time.Millisecond)))
+	rec := newRecorder(ctx, state, c.custom, c.p, deadline)
+	stop := context.AfterFunc(ctx, c.abort)
+	defer stop()
+	if c.p.Proto == "h2" {
+		c.runH2(ctx, state, rec, deadline)
+	} else {
+		c.runH1(ctx, state, rec, deadline)
+	}
+	rec.flush(time.Now())
+	return Result{Requests: rec.requests, Failed: rec.failed, Late: rec.late, Connections: rec.conns}, nil
+}
+
+// connect dials a new connection and makes it the one abort closes.
+func (c *Client) connect(ctx context.Context, state *lib.State, rec *recorder, under func(net.Conn) net.Conn) (net.Conn, error) {
+	conn, err := dial(ctx, state, c.p, under)
+	if err != nil {
+		return nil, err
+	}
+	rec.connected()
+	c.mu.Lock()
+	c.conn = conn
+	c.mu.Unlock()
+	if ctx.Err() != nil { // ended while dialling: abort ran before conn was set
+		c.drop()
+		return nil, ctx.Err()
+	}
+	return conn, nil
+}
+
+// drop closes the open connection, if any.
+func (c *Client) drop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn != nil {
+		_ = c.conn.Close()
+		c.conn = nil
+	}
+	c.h1, c.h2 = nil, nil
+}
+
+// abort unblocks a loop waiting on the network when the iteration's context ends.
+func (c *Client) abort() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn != nil {
+		_ = c.conn.Close()
+	}
+}
+
+// deadliner refreshes a connection's deadline at most every quarter of the timeout: a
+// request without an answer fails after 3/4 to 4/4 of it, at the cost of one timer change
+// per quarter instead of one per request.
+type deadliner struct {
+	conn    net.Conn
+	timeout time.Duration
+	at      time.Time
+}
+
+func (d *deadliner) refresh(now time.Time) {
+	if d.at.Sub(now) < d.timeout*3/4 {
+		d.at = now.Add(d.timeout)
+		_ = d.conn.SetDeadline(d.at)
+	}
+}

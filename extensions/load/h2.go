@@ -1,0 +1,283 @@
+package load
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"time"
+
+	"go.k6.io/k6/v2/lib"
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+)
+
+// Flow control: the loop reads every body as it comes, so it gives the server large windows
+// and hands them back in large steps, as h2load does, instead of a WINDOW_UPDATE per DATA.
+const (
+	h2StreamWindow = 4 << 20 // SETTINGS_INITIAL_WINDOW_SIZE
+	h2ConnWindow   = 1 << 30
+)
+
+// h2Conn is an HTTP/2 connection carrying up to plan.Streams concurrent streams, read and
+// written by the one goroutine that runs the loop: no hand-off per request. Requests are
+// written to a buffer that is flushed when nothing more is to be read (step), so the HEADERS
+// of several streams leave in one write, as a native client (h2load) sends them.
+type h2Conn struct {
+	conn       net.Conn
+	raw        *bufio.Reader // the TCP bytes under TLS, not yet decrypted
+	br         *bufio.Reader
+	bw         *bufio.Writer
+	fr         *http2.Framer
+	dl         deadliner
+	nextID     uint32
+	streams    map[uint32]*h2Stream
+	maxStreams int    // the server's SETTINGS_MAX_CONCURRENT_STREAMS, if it set one
+	goAway     bool   // the server is closing: no new stream
+	lastID     uint32 // the last stream the GOAWAY says the server processes
+	unacked    uint32 // connection-level bytes received and not yet handed back
+	ended      []uint32
+}
+
+type h2Stream struct {
+	o      outcome
+	recv   uint32 // flow-controlled bytes not yet handed back
+	gotEnd bool   // final (non-1xx) headers received
+}
+
+// h2Headers is the request's header block, encoded once. Fields the static table lacks are
+// sent as literals that are never indexed, so the block changes no HPACK state and every
+// stream can carry the same bytes.
+func h2Headers(p *plan, userAgent string) []byte {
+	var buf bytes.Buffer
+	enc := hpack.NewEncoder(&buf)
+	fields := []hpack.HeaderField{
+		{Name: ":method", Value: "GET"},
+		{Name: ":scheme", Value: p.u.Scheme},
+		{Name: ":authority", Value: p.authority(), Sensitive: true},
+		{Name: ":path", Value: p.requestURI(), Sensitive: p.requestURI() != "/"},
+	}
+	if userAgent != "" {
+		fields = append(fields, hpack.HeaderField{Name: "user-agent", Value: userAgent, Sensitive: true})
+	}
+	for _, f := range fields {
+		_ = enc.WriteField(f) // writes to a bytes.Buffer cannot fail
+	}
+	return buf.Bytes()
+}
+
+// openH2 dials a connection, sends the client preface and settings, and waits for the
+// server's SETTINGS (its first frame) so that the first streams respect its limit.
+func (c *Client) openH2(ctx context.Context, state *lib.State, rec *recorder) (*h2Conn, error) {
+	var raw *bufio.Reader
+	conn, err := c.connect(ctx, state, rec, func(tcp net.Conn) net.Conn {
+		raw = bufio.NewReaderSize(tcp, 64<<10)
+		return &readBuffered{Conn: tcp, r: raw}
+	})
+	if err != nil {
+		return nil, err
+	}
+	h := &h2Conn{
+		conn: conn, raw: raw, br: bufio.NewReaderSize(conn, 64<<10), bw: bufio.NewWriterSize(conn, 16<<10),
+		dl: deadliner{conn: conn, timeout: c.p.timeout}, nextID: 1, streams: map[uint32]*h2Stream{},
+	}
+	h.fr = http2.NewFramer(h.bw, h.br)
+	h.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	h.fr.MaxHeaderListSize = 1 << 20
+	h.fr.SetReuseFrames()
+	h.dl.refresh(time.Now())
+	_, _ = h.bw.WriteString(http2.ClientPreface)
+	_ = h.fr.WriteSettings(
+		http2.Setting{ID: http2.SettingEnablePush, Val: 0},
+		http2.Setting{ID: http2.SettingInitialWindowSize, Val: h2StreamWindow},
+	)
+	_ = h.fr.WriteWindowUpdate(0, h2ConnWindow-65535)
+	if err := h.bw.Flush(); err != nil {
+		c.drop()
+		return nil, fmt.Errorf("h2: send preface: %w", err)
+	}
+	f, err := h.fr.ReadFrame()
+	if err != nil {
+		c.drop()
+		return nil, fmt.Errorf("h2: read the server's SETTINGS: %w", err)
+	}
+	sf, ok := f.(*http2.SettingsFrame)
+	if !ok || sf.IsAck() {
+		c.drop()
+		return nil, fmt.Errorf("h2: the server's first frame is %v, not SETTINGS (RFC 9113 3.4)", f.Header().Type)
+	}
+	if err := h.settings(sf); err != nil {
+		c.drop()
+		return nil, err
+	}
+	c.h2 = h
+	return h, nil
+}
+
+// settings applies a server SETTINGS frame and acknowledges it.
+func (h *h2Conn) settings(sf *http2.SettingsFrame) error {
+	if v, ok := sf.Value(http2.SettingMaxConcurrentStreams); ok {
+		h.maxStreams = int(v)
+	}
+	return h.fr.WriteSettingsAck()
+}
+
+// runH2 keeps plan.Streams requests in flight until the deadline, then waits for them.
+func (c *Client) runH2(ctx context.Context, state *lib.State, rec *recorder, until time.Time) {
+	block := h2Headers(c.p, state.Options.UserAgent.String)
+	for {
+		now := time.Now()
+		opening := now.Before(until) && ctx.Err() == nil
+		h := c.h2
+		if h == nil {
+			if !opening {
+				return
+			}
+			var err error
+			if h, err = c.openH2(ctx, state, rec); err != nil {
+				if ctx.Err() == nil {
+					rec.done(outcome{start: now, end: time.Now(), err: err})
+				}
+				return
+			}
+			now = time.Now()
+		}
+		limit := c.p.Streams
+		if h.maxStreams > 0 && h.maxStreams < limit {
+			limit = h.maxStreams
+		}
+		for opening && !h.goAway && len(h.streams) < limit && h.nextID < 1<<31 {
+			id := h.nextID
+			h.nextID += 2
+			_ = h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: block, EndStream: true, EndHeaders: true})
+			h.streams[id] = &h2Stream{o: outcome{start: now}}
+		}
+		if len(h.streams) == 0 {
+			if h.goAway || h.nextID >= 1<<31 {
+				c.drop() // the server is closing it, or its stream IDs are used up: open anew
+				continue
+			}
+			return // the deadline: the connection stays open for the next call
+		}
+		if err := h.step(now); err != nil {
+			if ctx.Err() != nil {
+				return // cut off by the end of the test
+			}
+			for _, s := range h.streams {
+				s.o.end, s.o.status, s.o.err = time.Now(), 0, err
+				rec.done(s.o)
+			}
+			c.drop()
+			return
+		}
+		h.finish(rec)
+	}
+}
+
+// step flushes what is written once nothing is left to read, then reads and handles one
+// frame. An error ends the connection. "Nothing left" counts the TLS records already
+// received too (TLS hands them over one at a time): the HEADERS of all the streams that
+// ended in them leave in one write, as h2load writes once it has read all there was.
+func (h *h2Conn) step(now time.Time) error {
+	if h.br.Buffered() == 0 && h.raw.Buffered() == 0 {
+		if err := h.bw.Flush(); err != nil {
+			return fmt.Errorf("h2: write: %w", err)
+		}
+	}
+	h.dl.refresh(now)
+	f, err := h.fr.ReadFrame()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return fmt.Errorf("h2: read: %w", err)
+	}
+	switch f := f.(type) {
+	case *http2.MetaHeadersFrame:
+		s := h.streams[f.StreamID]
+		if s == nil {
+			return nil
+		}
+		if !s.gotEnd {
+			status, perr := strconv.Atoi(f.PseudoValue("status"))
+			if perr != nil {
+				return fmt.Errorf("h2: stream %d: :status %q", f.StreamID, f.PseudoValue("status"))
+			}
+			if status >= 100 && status < 200 {
+				return nil // interim answer: the final one follows
+			}
+			s.o.status, s.o.firstByte, s.gotEnd = status, time.Now(), true
+		}
+		if f.StreamEnded() {
+			h.end(f.StreamID, s)
+		}
+	case *http2.DataFrame:
+		n := f.Header().Length // flow control counts padding too
+		h.unacked += n
+		if h.unacked >= h2ConnWindow/2 {
+			_ = h.fr.WriteWindowUpdate(0, h.unacked)
+			h.unacked = 0
+		}
+		s := h.streams[f.StreamID]
+		if s == nil {
+			return nil
+		}
+		s.o.bytes += len(f.Data())
+		s.recv += n
+		if f.StreamEnded() {
+			h.end(f.StreamID, s)
+		} else if s.recv >= h2StreamWindow/2 {
+			_ = h.fr.WriteWindowUpdate(f.StreamID, s.recv)
+			s.recv = 0
+		}
+	case *http2.RSTStreamFrame:
+		if s := h.streams[f.StreamID]; s != nil {
+			s.o.status, s.o.err = 0, fmt.Errorf("h2: stream %d reset by the server: %v", f.StreamID, f.ErrCode)
+			h.end(f.StreamID, s)
+		}
+	case *http2.SettingsFrame:
+		if !f.IsAck() {
+			return h.settings(f)
+		}
+	case *http2.PingFrame:
+		if !f.IsAck() {
+			return h.fr.WritePing(true, f.Data)
+		}
+	case *http2.GoAwayFrame:
+		h.goAway, h.lastID = true, f.LastStreamID
+		for id := range h.streams {
+			if id > f.LastStreamID {
+				delete(h.streams, id) // never processed (RFC 9113 6.8): nothing to record
+			}
+		}
+	}
+	return nil
+}
+
+// end marks a stream as ended: finish records it.
+func (h *h2Conn) end(id uint32, s *h2Stream) {
+	if s.o.end.IsZero() {
+		s.o.end = time.Now()
+		h.ended = append(h.ended, id)
+	}
+}
+
+// finish records the streams that have ended.
+func (h *h2Conn) finish(rec *recorder) {
+	for _, id := range h.ended {
+		s := h.streams[id]
+		if s == nil {
+			continue // dropped by a GOAWAY
+		}
+		if s.o.err == nil {
+			s.o.proto = "HTTP/2.0"
+		}
+		rec.done(s.o)
+		delete(h.streams, id)
+	}
+	h.ended = h.ended[:0]
+}

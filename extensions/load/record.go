@@ -1,0 +1,235 @@
+package load
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"go.k6.io/k6/v2/lib"
+	"go.k6.io/k6/v2/metrics"
+)
+
+// The samples of one request, as k6/http and scenarios/lib/checks.js emit them, minus what
+// no proxybench figure reads: http_req_duration and http_req_waiting (one sample each, the
+// latency and TTFB of the result), http_req_failed and checks (rates: one sample each, so
+// their counts stay per request), and counters summed until the next flush (http_reqs,
+// new_connections, late_requests, bad_responses{why}, wrong_proto): a counter's total is
+// the sum of its samples' values, so a batch of n counts as n requests.
+// data_sent and data_received come from k6's dialer, as for k6/http.
+
+// flushEvery bounds how long samples wait before they go to k6, and flushSamples how many.
+const (
+	flushEvery   = 100 * time.Millisecond
+	flushSamples = 4096
+)
+
+// customMetrics are the scenarios' own counters (scenarios/lib/metrics.js, window.js).
+type customMetrics struct {
+	newConnections, badResponses, wrongProto, lateRequests *metrics.Metric
+}
+
+func registerCustom(r *metrics.Registry) (customMetrics, error) {
+	var m customMetrics
+	for _, c := range []struct {
+		name string
+		to   **metrics.Metric
+	}{
+		{"new_connections", &m.newConnections},
+		{"bad_responses", &m.badResponses},
+		{"wrong_proto", &m.wrongProto},
+		{"late_requests", &m.lateRequests},
+	} {
+		mt, err := r.NewMetric(c.name, metrics.Counter)
+		if err != nil {
+			return m, err
+		}
+		*c.to = mt
+	}
+	return m, nil
+}
+
+// outcome is one request, from its first byte sent to its last byte received.
+type outcome struct {
+	start, firstByte, end time.Time
+	status                int    // 0: no response
+	proto                 string // the response's protocol (HTTP/1.1, HTTP/2.0), "" without one
+	bytes                 int    // body bytes received
+	err                   error  // why there was no (whole) response
+}
+
+// counterKey is one batched counter series.
+type counterKey struct {
+	m    *metrics.Metric
+	tags *metrics.TagSet
+}
+
+// recorder turns outcomes into samples for one run() call: the VU's tags are those of the
+// iteration that calls it (scenario, …).
+type recorder struct {
+	ctx    context.Context
+	out    chan<- metrics.SampleContainer
+	state  *lib.State
+	b      *metrics.BuiltinMetrics
+	c      customMetrics
+	p      *plan
+	base   *metrics.TagSet
+	meta   map[string]string
+	until  time.Time
+	byCode map[string]*metrics.TagSet // request tags by status and error code
+	check  *metrics.TagSet
+	why    map[string]*metrics.TagSet
+
+	buf       metrics.Samples
+	counts    map[counterKey]float64
+	lastFlush time.Time
+
+	// totals of this run, returned to the script
+	requests, failed, late, conns int
+}
+
+func newRecorder(ctx context.Context, state *lib.State, c customMetrics, p *plan, until time.Time) *recorder {
+	tm := state.Tags.GetCurrentValues()
+	base := tm.Tags
+	for k, v := range p.Tags {
+		base = base.With(k, v)
+	}
+	r := &recorder{
+		ctx: ctx, out: state.Samples, state: state, b: state.BuiltinMetrics, c: c, p: p,
+		base: base, meta: tm.Metadata, until: until,
+		byCode: map[string]*metrics.TagSet{}, why: map[string]*metrics.TagSet{},
+		counts: map[counterKey]float64{}, lastFlush: time.Now(),
+	}
+	r.check = base
+	if state.Options.SystemTags.Has(metrics.TagCheck) {
+		r.check = base.With("check", p.Check)
+	}
+	return r
+}
+
+// requestTags are k6/http's tags for a request that ended with status (0: none) and, without
+// a response, errCode; only the system tags the test enables.
+func (r *recorder) requestTags(status, errCode int) *metrics.TagSet {
+	key := strconv.Itoa(status) + "/" + strconv.Itoa(errCode)
+	if t, ok := r.byCode[key]; ok {
+		return t
+	}
+	st := r.state.Options.SystemTags
+	t := r.base
+	add := func(tag metrics.SystemTag, v string) {
+		if st.Has(tag) {
+			t = t.With(tag.String(), v)
+		}
+	}
+	add(metrics.TagMethod, "GET")
+	add(metrics.TagURL, r.p.URL)
+	if _, named := r.p.Tags["name"]; !named {
+		add(metrics.TagName, r.p.URL)
+	}
+	add(metrics.TagStatus, strconv.Itoa(status))
+	if status != 0 {
+		add(metrics.TagProto, r.p.protoTag)
+	} else {
+		add(metrics.TagProto, "")
+	}
+	add(metrics.TagExpectedResponse, strconv.FormatBool(expectedStatus(status)))
+	if errCode != 0 {
+		add(metrics.TagErrorCode, strconv.Itoa(errCode))
+	}
+	r.byCode[key] = t
+	return t
+}
+
+// expectedStatus is k6/http's default response callback (200 to 399).
+func expectedStatus(status int) bool {
+	return status >= 200 && status < 400
+}
+
+func (r *recorder) sample(m *metrics.Metric, tags *metrics.TagSet, t time.Time, v float64) {
+	r.buf = append(r.buf, metrics.Sample{
+		TimeSeries: metrics.TimeSeries{Metric: m, Tags: tags},
+		Time:       t, Value: v, Metadata: r.meta,
+	})
+}
+
+func (r *recorder) count(m *metrics.Metric, tags *metrics.TagSet, n float64) {
+	r.counts[counterKey{m, tags}] += n
+}
+
+// opened counts a connection the loop dialled.
+func (r *recorder) connected() {
+	r.conns++
+	r.count(r.c.newConnections, r.base, 1)
+}
+
+// done records one request. Only what is wrong adds a sample beyond the four every request
+// has; the check passes only for status 200, the exact size and the expected protocol.
+func (r *recorder) done(o outcome) {
+	r.requests++
+	errCode := 0
+	if o.status == 0 {
+		errCode = errorCode(o.err)
+	}
+	tags := r.requestTags(o.status, errCode)
+	r.count(r.b.HTTPReqs, tags, 1)
+	failed := 0.0
+	if !expectedStatus(o.status) {
+		failed = 1
+		r.failed++
+	}
+	r.sample(r.b.HTTPReqFailed, tags, o.end, failed)
+	if o.status != 0 {
+		// k6/http times a request only when it has a response
+		r.sample(r.b.HTTPReqDuration, tags, o.end, metrics.D(o.end.Sub(o.start)))
+		r.sample(r.b.HTTPReqWaiting, tags, o.end, metrics.D(o.firstByte.Sub(o.start)))
+	}
+	okStatus := o.status == 200
+	okSize := o.status != 0 && o.bytes == r.p.ExpectBytes
+	okProto := o.status != 0 && o.proto == r.p.protoTag
+	if !okStatus {
+		r.bad("status")
+	}
+	if !okSize {
+		r.bad("size")
+	}
+	if !okProto {
+		r.bad("proto")
+		if o.status != 0 {
+			r.count(r.c.wrongProto, r.base, 1)
+		}
+	}
+	pass := 0.0
+	if okStatus && okSize && okProto {
+		pass = 1
+	}
+	r.sample(r.b.Checks, r.check, o.end, pass)
+	if o.end.After(r.until) {
+		r.late++
+		r.count(r.c.lateRequests, r.base, 1)
+	}
+	if len(r.buf) >= flushSamples || o.end.Sub(r.lastFlush) >= flushEvery {
+		r.flush(o.end)
+	}
+}
+
+func (r *recorder) bad(why string) {
+	t, ok := r.why[why]
+	if !ok {
+		t = r.base.With("why", why)
+		r.why[why] = t
+	}
+	r.count(r.c.badResponses, t, 1)
+}
+
+// flush hands the samples to k6: one container, so k6 takes them in one channel send.
+func (r *recorder) flush(now time.Time) {
+	for k, n := range r.counts {
+		r.sample(k.m, k.tags, now, n)
+		delete(r.counts, k)
+	}
+	r.lastFlush = now
+	if len(r.buf) == 0 {
+		return
+	}
+	metrics.PushIfNotDone(r.ctx, r.out, r.buf)
+	r.buf = make(metrics.Samples, 0, cap(r.buf))
+}

@@ -1,0 +1,46 @@
+// The reused scenarios on our native load loop (k6/x/proxybench/load): the same options,
+// thresholds, probe and result as their k6/http twins (scenario.js, reused-h2.js), but each VU
+// runs one long iteration per k6 scenario in which Go sends GET / after GET / on the VU's
+// connection until the scenario's DURATION (or WARMUP) is over, verifying every answer
+// (status 200, 4096 bytes, the protocol) and emitting k6's samples. The JavaScript around each
+// request is gone, and with it most of what k6 costs per request: see README, "The client".
+import exec from 'k6/execution';
+import load from 'k6/x/proxybench/load';
+import { probeTarget, requestParams, ROOT_BYTES, rootCheckName } from './checks.js';
+import { loadConfig } from './config.js';
+import { reusedOptions } from './options.js';
+import { assertOutput, planOutput } from './output.js';
+import { summarize } from './summary.js';
+
+export const NATIVE_CLIENT = 'native';
+
+// nativeScenario builds reused-<proto> for h1c, h1 or h2 on the native loop.
+export function nativeScenario({ scenario, proto }) {
+  const cfg = loadConfig({ scenario, mode: 'reused', proto, route: '/', client: NATIVE_CLIENT });
+  const out = planOutput(cfg);
+  const loop = load.client({
+    url: cfg.url,
+    proto,
+    streams: cfg.proto.mux ? cfg.streams : 1,
+    expectBytes: ROOT_BYTES,
+    check: rootCheckName(cfg),
+    tags: requestParams(cfg).tags,
+  });
+  return {
+    options: reusedOptions(cfg),
+    setup() {
+      assertOutput(out);
+      return { probed: probeTarget(cfg, { expectBytes: ROOT_BYTES }) };
+    },
+    // One call runs to the end of the k6 scenario the VU is in (warm-up or measured): the loop
+    // stops sending then and counts what ends after it in late_requests (window.js's rule).
+    iteration() {
+      const sc = exec.scenario;
+      const lengthS = sc.name === cfg.k6Scenario ? cfg.durationS : cfg.warmupS;
+      loop.run(sc.startTime + lengthS * 1000);
+    },
+    handleSummary(data) {
+      return summarize(data, cfg, out);
+    },
+  };
+}
