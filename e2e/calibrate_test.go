@@ -9,11 +9,11 @@ import (
 )
 
 // make calibrate runs k6 (on our native loop and on k6/http) and the native peers on the same
-// load and compares what each costs per request: every client measured, every figure there,
-// k6's share of the peer's frugality.
+// load, reused and fresh, and compares what each costs per request: every client measured,
+// every figure there, k6's share of the peer's frugality.
 func TestCalibrate(t *testing.T) {
 	h := harnessAt(t, 2050, "direct")
-	out, err := h.proxybench(t, "calibrate", "-targets", "direct", "-protos", "h1c,h2", "-seconds", "2",
+	out, err := h.proxybench(t, "calibrate", "-targets", "direct", "-protos", "h1c,h2", "-seconds", "2", "-requests", "300",
 		"-connections", "4", "-streams", "4", "-testid", "e2e-calibrate")
 	if err != nil {
 		t.Fatalf("calibrate: %v\n%s", err, out)
@@ -31,7 +31,7 @@ func TestCalibrate(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for _, r := range raw.Runs {
-		key := r["client"].(string) + " " + r["proto"].(string)
+		key := r["client"].(string) + " " + r["mode"].(string) + " " + r["proto"].(string)
 		seen[key] = true
 		if e, _ := r["error"].(string); e != "" {
 			t.Errorf("%s: %s", key, e)
@@ -46,7 +46,11 @@ func TestCalibrate(t *testing.T) {
 			t.Errorf("%s: no vs_peer", key)
 		}
 	}
-	for _, want := range []string{"k6-native h1c", "k6-http h1c", "wrk h1c", "h2load h1c", "k6-native h2", "k6-http h2", "h2load h2"} {
+	for _, want := range []string{
+		"k6-native reused h1c", "k6-http reused h1c", "wrk reused h1c", "h2load reused h1c",
+		"k6-native reused h2", "k6-http reused h2", "h2load reused h2",
+		"k6-http fresh h1c", "wrk fresh h1c", "k6-http fresh h2", "h2load fresh h2",
+	} {
 		if !seen[want] {
 			t.Errorf("calibrate.json has no %s run:\n%s", want, data)
 		}

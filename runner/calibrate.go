@@ -11,6 +11,7 @@ import (
 type Calibration struct {
 	Target   string  `json:"target"`
 	Proto    string  `json:"proto"`
+	Mode     string  `json:"mode"` // reused, fresh
 	Client   string  `json:"client"` // k6-native, k6-http (CalibrationLabel), wrk, h2load
 	Round    int     `json:"round"`
 	Requests float64 `json:"requests"` // every request the client sent (k6: warm-up included)
@@ -54,18 +55,23 @@ func (c *Calibration) IsK6() bool {
 // client always runs first. j.Env is k6's load (the same connections and streams as l, its
 // DURATION l's).
 func (r *Runner) Calibrate(ctx context.Context, testid string, j Job, l PeerLoad, pid int, k6Clients []string) []*Calibration {
+	mode := "reused"
+	if l.Fresh {
+		mode = "fresh"
+		k6Clients = []string{ClientK6} // the native loop runs reused cells only
+	}
 	var clients []func() *Calibration
 	for _, client := range k6Clients {
-		clients = append(clients, func() *Calibration { return r.calibrateK6(ctx, testid, j, pid, client) })
+		clients = append(clients, func() *Calibration { return r.calibrateK6(ctx, testid, j, pid, client, mode) })
 	}
 	for _, p := range Peers {
-		if p.Proto != j.Proto {
+		if p.Proto != j.Proto || p.Fresh != l.Fresh {
 			continue
 		}
 		clients = append(clients, func() *Calibration {
-			fmt.Fprintf(r.Stderr, "calibrate: %s %s %s (round %d)\n", p.Name, j.Proto, j.Target, j.Run)
+			fmt.Fprintf(r.Stderr, "calibrate: %s %s %s %s (round %d)\n", p.Name, mode, j.Proto, j.Target, j.Run)
 			pr := r.RunPeer(ctx, p, j.Target, l, pid)
-			c := &Calibration{Target: j.Target, Proto: j.Proto, Client: p.Name, Round: j.Run, Requests: pr.Requests, Err: pr.Err}
+			c := &Calibration{Target: j.Target, Proto: j.Proto, Mode: mode, Client: p.Name, Round: j.Run, Requests: pr.Requests, Err: pr.Err}
 			if pr.Seconds > 0 {
 				c.RPS = pr.Requests / pr.Seconds
 			}
@@ -86,16 +92,16 @@ func (r *Runner) Calibrate(ctx context.Context, testid string, j Job, l PeerLoad
 	return rows
 }
 
-// calibrateK6 runs the reused scenario of j.Proto with k6 on client.
-func (r *Runner) calibrateK6(ctx context.Context, testid string, j Job, pid int, client string) *Calibration {
+// calibrateK6 runs the scenario of mode (reused, fresh) and j.Proto with k6 on client.
+func (r *Runner) calibrateK6(ctx context.Context, testid string, j Job, pid int, client, mode string) *Calibration {
 	label := CalibrationLabel(client)
-	fmt.Fprintf(r.Stderr, "calibrate: %s reused-%s %s (round %d)\n", label, j.Proto, j.Target, j.Run)
+	fmt.Fprintf(r.Stderr, "calibrate: %s %s-%s %s (round %d)\n", label, mode, j.Proto, j.Target, j.Run)
 	job := j
-	job.Scenario, job.Proto = "reused-"+j.Proto, ""
+	job.Scenario, job.Proto = mode+"-"+j.Proto, ""
 	rc := *r
 	rc.Client = client
 	res, rs := rc.RunSampled(ctx, testid+"-"+client, job, pid)
-	c := &Calibration{Target: j.Target, Proto: j.Proto, Client: label, Round: j.Run, Err: res.Err}
+	c := &Calibration{Target: j.Target, Proto: j.Proto, Mode: mode, Client: label, Round: j.Run, Err: res.Err}
 	if res.Err == "" && !res.Valid {
 		c.Err = "invalid: " + strings.Join(res.Invalid, "; ")
 	}
@@ -110,7 +116,7 @@ func (r *Runner) calibrateK6(ctx context.Context, testid string, j Job, pid int,
 }
 
 // SetVsPeer sets each k6 row's VsPeer: its requests per client CPU-second over the most frugal
-// peer's (the largest) for the same target, protocol and round.
+// peer's (the largest) for the same target, protocol, mode and round.
 func SetVsPeer(rows []*Calibration) {
 	for _, c := range rows {
 		if !c.IsK6() || c.ReqPerCPUSecond == 0 {
@@ -118,7 +124,7 @@ func SetVsPeer(rows []*Calibration) {
 		}
 		best := 0.0
 		for _, p := range rows {
-			if !p.IsK6() && p.Target == c.Target && p.Proto == c.Proto && p.Round == c.Round && p.Err == "" {
+			if !p.IsK6() && p.Target == c.Target && p.Proto == c.Proto && p.Mode == c.Mode && p.Round == c.Round && p.Err == "" {
 				best = max(best, p.ReqPerCPUSecond)
 			}
 		}

@@ -20,15 +20,20 @@ import (
 type Peer struct {
 	Name  string // wrk, h2load
 	Proto string // h1c, h1, h2
+	Fresh bool   // one request per new connection (the fresh-* pattern)
 }
 
-// Peers are the native clients per protocol. Debian 12's h2load has no HTTP/3, and no other
-// native h3 load generator installs here: h3 has none.
+// Peers are the native clients per protocol and pattern. Debian 12's h2load has no HTTP/3,
+// and no other native h3 load generator installs here: h3 has none. Fresh: wrk with
+// "Connection: close" reconnects after every answer, CONNECTIONS at a time as fresh-h1c and
+// fresh-h1 run; h2load opens one connection per request at a fixed rate (its only way to).
 var Peers = []Peer{
-	{"wrk", "h1c"}, {"h2load", "h1c"},
-	{"wrk", "h1"}, {"h2load", "h1"},
-	{"h2load", "h2"},
+	{"wrk", "h1c", false}, {"h2load", "h1c", false},
+	{"wrk", "h1", false}, {"h2load", "h1", false},
+	{"h2load", "h2", false},
+	{"wrk", "h1c", true}, {"wrk", "h1", true}, {"h2load", "h2", true},
 }
+
 
 // PeerLoad is what a peer run is asked for: the target's address, the Host it is known by,
 // and the load.
@@ -40,11 +45,18 @@ type PeerLoad struct {
 	Connections int
 	Streams     int // h2: concurrent streams per connection
 	Duration    time.Duration
+	// Fresh asks for one request per connection: Requests of them (h2load; k6's REQUESTS),
+	// Connections at a time (wrk and k6), or for Duration (wrk).
+	Fresh    bool
+	Requests int
 }
 
 // K6Env is the load as the reused scenarios read it: the same connections and streams, for the
-// duration after a 1 s warm-up.
+// duration after a 1 s warm-up; or as the fresh ones do: Requests, Connections at a time.
 func (l PeerLoad) K6Env() []string {
+	if l.Fresh {
+		return []string{"REQUESTS=" + strconv.Itoa(l.Requests), "FRESH_CONNECTIONS=" + strconv.Itoa(l.Connections)}
+	}
 	return []string{"DURATION=" + strconv.Itoa(int(l.Duration/time.Second)) + "s", "WARMUP=1s",
 		"CONNECTIONS=" + strconv.Itoa(l.Connections), "STREAMS=" + strconv.Itoa(l.Streams)}
 }
@@ -62,11 +74,24 @@ func (p Peer) Argv(l PeerLoad) []string {
 	if p.Name == "wrk" {
 		// wrk cannot connect to another address than its URL's: the IP, and the Host header
 		// the proxies route by (no SNI: wrk sends none for an IP; it verifies no certificate)
-		return []string{"wrk", "-t1", "-c" + conns, "-d" + secs + "s", "-H", "Host: " + net.JoinHostPort(l.Host, port),
-			scheme + "://" + net.JoinHostPort(l.Addr, port) + l.Route}
+		argv := []string{"wrk", "-t1", "-c" + conns, "-d" + secs + "s", "-H", "Host: " + net.JoinHostPort(l.Host, port)}
+		if p.Fresh {
+			argv = append(argv, "-H", "Connection: close") // the target closes, wrk reconnects
+		}
+		return append(argv, scheme+"://"+net.JoinHostPort(l.Addr, port)+l.Route)
 	}
 	argv := []string{"h2load", "-t1", "-c" + conns, "-D", secs, "--connect-to=" + net.JoinHostPort(l.Addr, port)}
-	if p.Proto == "h2" {
+	if p.Fresh {
+		// rate mode: -c connections in all, each made for one request (-n/-c), Connections of
+		// them every 10 ms: 3,200/s at 32, above the TLS handshakes any target here accepts, so
+		// that, as k6's fresh runs, it is bound by the target rather than by its rate
+		n := strconv.Itoa(l.Requests)
+		argv = []string{"h2load", "-t1", "-n", n, "-c", n, "-r", conns, "--rate-period", "10ms",
+			"--connect-to=" + net.JoinHostPort(l.Addr, port)}
+	}
+	if p.Proto == "h2" && p.Fresh {
+		argv = append(argv, "-m1")
+	} else if p.Proto == "h2" {
 		argv = append(argv, "-m"+strconv.Itoa(l.Streams))
 	} else {
 		argv = append(argv, "--h1")

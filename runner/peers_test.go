@@ -9,17 +9,20 @@ import (
 )
 
 func TestPeerArgv(t *testing.T) {
-	l := PeerLoad{Addr: "127.0.0.1", Host: "bench.test", Port: 8443, Route: "/", Connections: 32, Streams: 16, Duration: 10 * time.Second}
+	l := PeerLoad{Addr: "127.0.0.1", Host: "bench.test", Port: 8443, Route: "/", Connections: 32, Streams: 16, Duration: 10 * time.Second, Requests: 3000}
 	for _, tc := range []struct {
 		peer Peer
 		port int
 		want string
 	}{
-		{Peer{"wrk", "h1c"}, 8081, "wrk -t1 -c32 -d10s -H Host: bench.test:8081 http://127.0.0.1:8081/"},
-		{Peer{"wrk", "h1"}, 8443, "wrk -t1 -c32 -d10s -H Host: bench.test:8443 https://127.0.0.1:8443/"},
-		{Peer{"h2load", "h1c"}, 8081, "h2load -t1 -c32 -D 10 --connect-to=127.0.0.1:8081 --h1 http://bench.test:8081/"},
-		{Peer{"h2load", "h1"}, 8443, "h2load -t1 -c32 -D 10 --connect-to=127.0.0.1:8443 --h1 https://bench.test:8443/"},
-		{Peer{"h2load", "h2"}, 8443, "h2load -t1 -c32 -D 10 --connect-to=127.0.0.1:8443 -m16 https://bench.test:8443/"},
+		{Peer{"wrk", "h1c", false}, 8081, "wrk -t1 -c32 -d10s -H Host: bench.test:8081 http://127.0.0.1:8081/"},
+		{Peer{"wrk", "h1", false}, 8443, "wrk -t1 -c32 -d10s -H Host: bench.test:8443 https://127.0.0.1:8443/"},
+		{Peer{"h2load", "h1c", false}, 8081, "h2load -t1 -c32 -D 10 --connect-to=127.0.0.1:8081 --h1 http://bench.test:8081/"},
+		{Peer{"h2load", "h1", false}, 8443, "h2load -t1 -c32 -D 10 --connect-to=127.0.0.1:8443 --h1 https://bench.test:8443/"},
+		{Peer{"h2load", "h2", false}, 8443, "h2load -t1 -c32 -D 10 --connect-to=127.0.0.1:8443 -m16 https://bench.test:8443/"},
+		// fresh: wrk has the target close after each answer; h2load makes one connection per request
+		{Peer{"wrk", "h1", true}, 8443, "wrk -t1 -c32 -d10s -H Host: bench.test:8443 -H Connection: close https://127.0.0.1:8443/"},
+		{Peer{"h2load", "h2", true}, 8443, "h2load -t1 -n 3000 -c 3000 -r 32 --rate-period 10ms --connect-to=127.0.0.1:8443 -m1 https://bench.test:8443/"},
 	} {
 		l.Port = tc.port
 		if got := strings.Join(tc.peer.Argv(l), " "); got != tc.want {
@@ -74,14 +77,19 @@ status codes: 379059 2xx, 0 3xx, 0 4xx, 0 5xx
 	}
 }
 
-// Every protocol with a peer has two where two exist (wrk and h2load for HTTP/1.1), and h3
-// has none: calibrate says so rather than compare k6 with nothing.
+// Every protocol with a peer has two where two exist (wrk and h2load for reused HTTP/1.1), one
+// per fresh pattern, and h3 has none: calibrate says so rather than compare k6 with nothing.
 func TestPeersCoverTheProtocols(t *testing.T) {
 	by := map[string][]string{}
 	for _, p := range Peers {
-		by[p.Proto] = append(by[p.Proto], p.Name)
+		key := p.Proto
+		if p.Fresh {
+			key = "fresh " + key
+		}
+		by[key] = append(by[key], p.Name)
 	}
-	for proto, want := range map[string][]string{"h1c": {"wrk", "h2load"}, "h1": {"wrk", "h2load"}, "h2": {"h2load"}} {
+	for proto, want := range map[string][]string{"h1c": {"wrk", "h2load"}, "h1": {"wrk", "h2load"}, "h2": {"h2load"},
+		"fresh h1c": {"wrk"}, "fresh h1": {"wrk"}, "fresh h2": {"h2load"}} {
 		if !slices.Equal(by[proto], want) {
 			t.Errorf("%s: peers %v, want %v", proto, by[proto], want)
 		}

@@ -106,11 +106,28 @@ func (r *Runner) Env(testid string, j Job, summary string) []string {
 	if j.Proto != "" {
 		env = append(env, "PROTO="+j.Proto)
 	}
-	if j.h1OverTLS() {
-		// Go's client offers h2 by ALPN unless told not to; k6 has no per-request switch.
-		env = append(env, "GODEBUG=http2client=0")
+	if g := r.godebug(j); len(g) > 0 {
+		env = append(env, "GODEBUG="+strings.Join(g, ","))
 	}
 	return append(env, j.Env...)
+}
+
+// godebug is what k6's Go runtime is told for a cell:
+//   - http2client=0 for HTTP/1.1 over TLS: Go's client offers h2 by ALPN unless told not to,
+//     and k6 has no per-request switch;
+//   - tlsmlkem=0 when the target's TLS negotiated a classical group (the x25519 profile): Go's
+//     client otherwise makes an ML-KEM-768 key share for every handshake, besides the X25519
+//     one the target picks, and throws it away. Work only the client does, on every fresh
+//     connection (8% of k6's CPU in fresh-h2): the target's handshake is the same either way.
+func (r *Runner) godebug(j Job) []string {
+	var g []string
+	if j.h1OverTLS() {
+		g = append(g, "http2client=0")
+	}
+	if n := r.Negotiated[j.Target][stack.Protocol(Requires(j))]; n != nil && n.Group != "" && !strings.Contains(strings.ToUpper(n.Group), "MLKEM") {
+		g = append(g, "tlsmlkem=0")
+	}
+	return g
 }
 
 // Run runs one cell and returns its result. A run whose thresholds failed still returns its

@@ -7,31 +7,50 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/proxybench/proxybench/stack"
 )
 
 func TestJobEnv(t *testing.T) {
 	t.Parallel()
-	r := &Runner{CAFile: "/ca.pem", Profile: "smoke", TargetsFile: "/t.json"}
+	classical := &stack.Negotiated{Version: "1.3", Group: "X25519"}
+	pq := &stack.Negotiated{Version: "1.3", Group: "X25519MLKEM768"}
+	r := &Runner{CAFile: "/ca.pem", Profile: "smoke", TargetsFile: "/t.json", Negotiated: map[string]map[stack.Protocol]*stack.Negotiated{
+		"nginx": {"h1": classical, "h2": classical, "h3": classical},
+		"caddy": {"h1": pq, "h2": pq},
+	}}
 	tests := []struct {
 		job     Job
-		godebug bool
+		godebug string // GODEBUG as set, "" for none
 	}{
-		{Job{Scenario: "reused-h1", Target: "nginx"}, true},
-		{Job{Scenario: "fresh-h1", Target: "nginx"}, true},
-		{Job{Scenario: "reused-h1c", Target: "nginx"}, false},
-		{Job{Scenario: "reused-h2", Target: "nginx"}, false},
-		{Job{Scenario: "json", Target: "nginx", Proto: "h1"}, true},
-		{Job{Scenario: "json", Target: "nginx", Proto: "h2"}, false},
+		{Job{Scenario: "reused-h1", Target: "nginx"}, "http2client=0,tlsmlkem=0"},
+		{Job{Scenario: "fresh-h1", Target: "nginx"}, "http2client=0,tlsmlkem=0"},
+		{Job{Scenario: "reused-h1c", Target: "nginx"}, ""},
+		{Job{Scenario: "reused-h2", Target: "nginx"}, "tlsmlkem=0"},
+		{Job{Scenario: "fresh-h3", Target: "nginx"}, "tlsmlkem=0"},
+		{Job{Scenario: "json", Target: "nginx", Proto: "h1"}, "http2client=0,tlsmlkem=0"},
+		{Job{Scenario: "json", Target: "nginx", Proto: "h2"}, "tlsmlkem=0"},
+		// the pq profile's group is ML-KEM: the client must offer it
+		{Job{Scenario: "fresh-h2", Target: "caddy"}, ""},
+		{Job{Scenario: "fresh-h1", Target: "caddy"}, "http2client=0"},
+		// nothing known of the target's TLS: Go's defaults
+		{Job{Scenario: "fresh-h2", Target: "envoy"}, ""},
 	}
 	for _, tc := range tests {
 		env := r.Env("id1", tc.job, "/out.json")
-		for _, want := range []string{"K6_NO_USAGE_REPORT=true", "K6_AUTO_EXTENSION_RESOLUTION=false", "SSL_CERT_FILE=/ca.pem", "TARGET=nginx", "TESTID=id1", "SUMMARY_JSON=/out.json", "PROFILE=smoke", "TARGETS_FILE=/t.json"} {
+		for _, want := range []string{"K6_NO_USAGE_REPORT=true", "K6_AUTO_EXTENSION_RESOLUTION=false", "SSL_CERT_FILE=/ca.pem", "TARGET=" + tc.job.Target, "TESTID=id1", "SUMMARY_JSON=/out.json", "PROFILE=smoke", "TARGETS_FILE=/t.json"} {
 			if !slices.Contains(env, want) {
 				t.Errorf("%+v: env lacks %s", tc.job, want)
 			}
 		}
-		if got := slices.Contains(env, "GODEBUG=http2client=0"); got != tc.godebug {
-			t.Errorf("%+v: GODEBUG=http2client=0 set = %v, want %v", tc.job, got, tc.godebug)
+		got := "" // the last GODEBUG wins, as exec keeps it
+		for _, e := range env {
+			if v, ok := strings.CutPrefix(e, "GODEBUG="); ok {
+				got = v
+			}
+		}
+		if got != tc.godebug && os.Getenv("GODEBUG") == "" {
+			t.Errorf("%+v: GODEBUG %q, want %q", tc.job, got, tc.godebug)
 		}
 	}
 }

@@ -92,6 +92,9 @@ func TestBadInputSaysWhatIsValid(t *testing.T) {
 		{"every bad knob at once", "bench", nil, map[string]string{"SAMPLES": "0", "DURATION": "1x"}, "DURATION=\"1x\": want a duration longer than zero such as 10s, 1m30s or 500ms (empty: the profile's)\nSAMPLES=\"0\": want"},
 		{"calibrate seconds", "bench", nil, map[string]string{"CALIBRATE_SECONDS": "1"}, `CALIBRATE_SECONDS="1": want 0 (no calibration) or a whole number of seconds from 2 to 60`},
 		{"run timeout word", "bench", nil, map[string]string{"RUN_TIMEOUT": "soon"}, `RUN_TIMEOUT="soon": want a duration such as 90s or 10m after which a k6 run is stopped as hung, or 0 for never (empty: 5m0s plus DURATION and WARMUP)`},
+		{"client", "k6", []string{"-scenario", "reused-h1c"}, map[string]string{"CLIENT": "wrk"}, `CLIENT="wrk": want native (our native load loop, the default) or k6 (the k6/http scripts, as a stock k6 runs them)`},
+		{"calibrate mode", "calibrate", []string{"-modes", "probe"}, nil, `unknown MODES "probe": valid are all, or a comma-separated list of reused, fresh`},
+		{"calibrate requests", "calibrate", []string{"-requests", "0"}, nil, "-requests 0: want a whole number from 1 to 1000000"},
 		{"run timeout unitless", "k6", []string{"-scenario", "json"}, map[string]string{"RUN_TIMEOUT": "300"}, `RUN_TIMEOUT="300": want a duration`},
 		{"tls profile", "bench", nil, map[string]string{"TLS_PROFILE": "rsa"}, `TLS_PROFILE=rsa: TLS profile "rsa" is not in tls_profiles: valid profiles are pq, x25519`},
 	}
@@ -108,10 +111,13 @@ func TestBadInputSaysWhatIsValid(t *testing.T) {
 	}
 }
 
-// runCmd runs proxybench k6, or bench with -check: neither ever starts anything here.
+// runCmd runs proxybench k6, or bench or calibrate with -check: none ever starts anything here.
 func runCmd(cmd string, args []string) error {
-	if cmd == "bench" {
+	switch cmd {
+	case "bench":
 		return cmdBench(context.Background(), append([]string{"-check"}, args...))
+	case "calibrate":
+		return cmdCalibrate(context.Background(), append([]string{"-check"}, args...))
 	}
 	return cmdK6(context.Background(), args)
 }

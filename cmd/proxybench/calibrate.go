@@ -17,13 +17,17 @@ import (
 	"github.com/proxybench/proxybench/stack"
 )
 
-// calibrateProtos are the protocols calibrate measures: those with a native peer (runner.Peers).
-var calibrateProtos = []string{"h1c", "h1", "h2"}
+// calibrateProtos are the protocols calibrate measures: those with a native peer (runner.Peers),
+// and calibrateModes the connection patterns.
+var (
+	calibrateProtos = []string{"h1c", "h1", "h2"}
+	calibrateModes  = []string{"reused", "fresh"}
+)
 
 type calibrateFlags struct {
 	*runFlags
-	protos               []string
-	seconds              int
+	protos, modes        []string
+	seconds, requests    int
 	connections, streams int
 	rounds               int
 	clients              []string // k6's: CLIENT, or both when it is not set
@@ -33,7 +37,9 @@ type calibrateFlags struct {
 func parseCalibrateFlags(args []string) (*calibrateFlags, error) {
 	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
 	protos := fs.String("protos", envString("PROTOS", "all"), "protocols: all or a comma-separated list of "+strings.Join(calibrateProtos, ", ")+" (h3 has no native peer here)")
-	seconds := fs.Int("seconds", 10, "how long each client runs, in seconds")
+	modes := fs.String("modes", envString("MODES", "all"), "connection patterns: all or a comma-separated list of "+strings.Join(calibrateModes, ", "))
+	seconds := fs.Int("seconds", 10, "how long each client runs, in seconds (fresh: wrk's runs)")
+	requests := fs.Int("requests", 10000, "fresh: requests, each on a new connection (k6's REQUESTS, h2load's -n)")
 	conns := fs.Int("connections", 32, "connections, the same for every client")
 	streams := fs.Int("streams", 16, "h2: concurrent streams per connection, the same for every client")
 	rounds := fs.Int("rounds", 1, "rounds: each runs every client once per target and protocol, in turn")
@@ -47,8 +53,11 @@ func parseCalibrateFlags(args []string) (*calibrateFlags, error) {
 	if !given && strings.TrimSpace(os.Getenv("TARGET")) == "" {
 		f.targets = "nginx" // and direct, as always: the upstream alone and one proxy
 	}
-	c := &calibrateFlags{runFlags: f, seconds: *seconds, connections: *conns, streams: *streams, rounds: *rounds, check: *check}
+	c := &calibrateFlags{runFlags: f, seconds: *seconds, requests: *requests, connections: *conns, streams: *streams, rounds: *rounds, check: *check}
 	if c.protos, err = listFlag("PROTOS", *protos, calibrateProtos); err != nil {
+		return nil, err
+	}
+	if c.modes, err = listFlag("MODES", *modes, calibrateModes); err != nil {
 		return nil, err
 	}
 	c.clients = []string{runner.ClientNative, runner.ClientK6}
@@ -58,7 +67,7 @@ func parseCalibrateFlags(args []string) (*calibrateFlags, error) {
 	for _, n := range []struct {
 		name      string
 		v, lo, hi int
-	}{{"-seconds", c.seconds, 2, 600}, {"-connections", c.connections, 1, 10000}, {"-streams", c.streams, 1, 1000}, {"-rounds", c.rounds, 1, 20}} {
+	}{{"-seconds", c.seconds, 2, 600}, {"-requests", c.requests, 1, 1000000}, {"-connections", c.connections, 1, 10000}, {"-streams", c.streams, 1, 1000}, {"-rounds", c.rounds, 1, 20}} {
 		if n.v < n.lo || n.v > n.hi {
 			return nil, fmt.Errorf("%s %d: want a whole number from %d to %d", n.name, n.v, n.lo, n.hi)
 		}
@@ -94,14 +103,17 @@ func cmdCalibrate(ctx context.Context, args []string) (err error) {
 	st, sv, r := h.st, h.sv, h.r
 	var rows []*runner.Calibration
 	for round := 1; round <= f.rounds; round++ {
-		for _, proto := range f.protos {
-			for _, t := range names {
-				if sv.missing[t] != "" || !slices.Contains(sv.protocols[t], proto) {
-					continue
+		for _, mode := range f.modes {
+			for _, proto := range f.protos {
+				for _, t := range names {
+					if sv.missing[t] != "" || !slices.Contains(sv.protocols[t], proto) {
+						continue
+					}
+					load := calibrationLoad(s.Config, t, proto, f.connections, f.streams, f.seconds)
+					load.Fresh, load.Requests = mode == "fresh", f.requests
+					j := runner.Job{Target: t, Proto: proto, Run: round, Env: load.K6Env()}
+					rows = append(rows, r.Calibrate(ctx, f.testid, j, load, st.Targets[t].PID, f.clients)...)
 				}
-				load := calibrationLoad(s.Config, t, proto, f.connections, f.streams, f.seconds)
-				j := runner.Job{Target: t, Proto: proto, Run: round, Env: load.K6Env()}
-				rows = append(rows, r.Calibrate(ctx, f.testid, j, load, st.Targets[t].PID, f.clients)...)
 			}
 		}
 	}
@@ -150,9 +162,9 @@ func peersInstalled() error {
 }
 
 func printCalibration(w io.Writer, rows []*runner.Calibration, f *calibrateFlags) {
-	fmt.Fprintf(w, "\n== client calibration: %d connections, h2 %d streams each, %d s per client  (testid %s)\n",
-		f.connections, f.streams, f.seconds, f.testid)
-	fmt.Fprintf(w, "%8s %6s %9s %6s %10s %9s %16s %17s %16s %9s\n", "target", "proto", "client", "round",
+	fmt.Fprintf(w, "\n== client calibration: %d connections, h2 %d streams each, %d s per client; fresh: %d requests  (testid %s)\n",
+		f.connections, f.streams, f.seconds, f.requests, f.testid)
+	fmt.Fprintf(w, "%8s %6s %6s %9s %6s %10s %9s %16s %17s %16s %9s\n", "target", "mode", "proto", "client", "round",
 		"requests", "req/s", "client CPU-µs/req", "req/client CPU-s", "target CPU-µs/req", "vs peer")
 	for _, c := range rows {
 		vs := ""
@@ -160,10 +172,10 @@ func printCalibration(w io.Writer, rows []*runner.Calibration, f *calibrateFlags
 			vs = fmt.Sprintf("%.2f", c.VsPeer)
 		}
 		if c.Err != "" {
-			fmt.Fprintf(w, "%8s %6s %9s %6d  %s\n", c.Target, c.Proto, c.Client, c.Round, c.Err)
+			fmt.Fprintf(w, "%8s %6s %6s %9s %6d  %s\n", c.Target, c.Mode, c.Proto, c.Client, c.Round, c.Err)
 			continue
 		}
-		fmt.Fprintf(w, "%8s %6s %9s %6d %10.0f %9.0f %16.1f %17.0f %16.1f %9s\n", c.Target, c.Proto, c.Client, c.Round,
+		fmt.Fprintf(w, "%8s %6s %6s %9s %6d %10.0f %9.0f %16.1f %17.0f %16.1f %9s\n", c.Target, c.Mode, c.Proto, c.Client, c.Round,
 			c.Requests, c.RPS, c.ClientCPUMicros, c.ReqPerCPUSecond, c.TargetCPUMicros, vs)
 	}
 	fmt.Fprintln(w, "vs peer: k6's requests per client CPU-second over the most frugal native peer's (1: as cheap as wrk/h2load).")
