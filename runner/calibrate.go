@@ -11,7 +11,7 @@ import (
 type Calibration struct {
 	Target   string  `json:"target"`
 	Proto    string  `json:"proto"`
-	Mode     string  `json:"mode"` // reused, fresh
+	Mode     string  `json:"mode"`   // reused, fresh
 	Client   string  `json:"client"` // k6-native, k6-http (CalibrationLabel), wrk, h2load
 	Round    int     `json:"round"`
 	Requests float64 `json:"requests"` // every request the client sent (k6: warm-up included)

@@ -34,7 +34,6 @@ var Peers = []Peer{
 	{"wrk", "h1c", true}, {"wrk", "h1", true}, {"h2load", "h2", true},
 }
 
-
 // PeerLoad is what a peer run is asked for: the target's address, the Host it is known by,
 // and the load.
 type PeerLoad struct {
