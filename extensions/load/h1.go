@@ -105,5 +105,6 @@ func (c *Client) h1Once(ctx context.Context, state *lib.State, rec *recorder, re
 
 // isClosed is the error of a connection the server had closed: EOF, or a reset.
 func isClosed(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }

@@ -41,6 +41,7 @@ type h2Conn struct {
 	lastID     uint32 // the last stream the GOAWAY says the server processes
 	unacked    uint32 // connection-level bytes received and not yet handed back
 	ended      []uint32
+	served     int // streams answered on it
 }
 
 type h2Stream struct {
@@ -129,6 +130,7 @@ func (h *h2Conn) settings(sf *http2.SettingsFrame) error {
 // runH2 keeps plan.Streams requests in flight until the deadline, then waits for them.
 func (c *Client) runH2(ctx context.Context, state *lib.State, rec *recorder, until time.Time) {
 	block := h2Headers(c.p, state.Options.UserAgent.String)
+	retried := false
 	for {
 		now := time.Now()
 		opening := now.Before(until) && ctx.Err() == nil
@@ -166,6 +168,14 @@ func (c *Client) runH2(ctx context.Context, state *lib.State, rec *recorder, unt
 		if err := h.step(now); err != nil {
 			if ctx.Err() != nil {
 				return // cut off by the end of the test
+			}
+			if !retried && h.served > 0 && h.untouched() && isClosed(err) {
+				// the server closed a connection that sat idle between two calls (its GOAWAY
+				// unread) before any of these streams reached it: send them on a new one, once,
+				// as h1's stale-connection retry and Go's client do
+				retried = true
+				c.drop()
+				continue
 			}
 			for _, s := range h.streams {
 				s.o.end, s.o.status, s.o.err = time.Now(), 0, err
@@ -258,6 +268,16 @@ func (h *h2Conn) step(now time.Time) error {
 	return nil
 }
 
+// untouched tells whether no stream in flight has had a byte of its answer.
+func (h *h2Conn) untouched() bool {
+	for _, s := range h.streams {
+		if s.gotEnd || s.o.bytes > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // end marks a stream as ended: finish records it.
 func (h *h2Conn) end(id uint32, s *h2Stream) {
 	if s.o.end.IsZero() {
@@ -275,6 +295,7 @@ func (h *h2Conn) finish(rec *recorder) {
 		}
 		if s.o.err == nil {
 			s.o.proto = "HTTP/2.0"
+			h.served++
 		}
 		rec.done(s.o)
 		delete(h.streams, id)

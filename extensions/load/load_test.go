@@ -1,8 +1,10 @@
 package load
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -139,6 +141,63 @@ func TestRunH2Streams(t *testing.T) {
 			require.Positive(t, r.Requests)
 			assert.Equal(t, tc.want, peak.Load(), "streams in flight at most")
 			assert.Equal(t, 1, r.Connections)
+		})
+	}
+}
+
+// A kept-alive connection the server closed while it sat idle between two calls (k6's gap
+// between warm-up and measurement) is replaced without a failed request: closed politely (its
+// idle timeout: h1 closes, h2 sends GOAWAY first) or abruptly (the TCP connection alone, no
+// GOAWAY: the loop learns it only when it writes the next streams).
+func TestRunSurvivesAnIdleClose(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		proto  string
+		abrupt bool
+	}{{"h1c", false}, {"h1c", true}, {"h2", false}, {"h2", true}} {
+		t.Run(fmt.Sprintf("%s abrupt=%v", tc.proto, tc.abrupt), func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewUnstartedServer(bodyOf(4096))
+			conns := make(chan net.Conn, 4)
+			if tc.abrupt {
+				srv.Config.ConnState = func(c net.Conn, st http.ConnState) {
+					if st == http.StateNew {
+						conns <- c
+					}
+				}
+			} else {
+				srv.Config.IdleTimeout = 50 * time.Millisecond
+			}
+			scheme := "http"
+			if tc.proto == "h2" {
+				srv.EnableHTTP2 = true
+				srv.StartTLS()
+				scheme = "https"
+			} else {
+				srv.Start()
+			}
+			t.Cleanup(srv.Close)
+			_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+			url := scheme + "://" + testHost + ":" + port + "/"
+			e := newTestEnv(t, roots(srv))
+			streams := map[string]int{"h1c": 1, "h2": 2}[tc.proto]
+			js := fmt.Sprintf(`const c = load.client({url: %q, proto: %q, streams: %d, expectBytes: 4096, check: "ok"});`, url, tc.proto, streams)
+			e.run(t, js+fmt.Sprintf("globalThis.c = c; c.run(%d);", within(100*time.Millisecond)))
+			if tc.abrupt {
+				c := <-conns
+				if tc, ok := c.(*tls.Conn); ok {
+					c = tc.NetConn() // no close_notify, no GOAWAY: the socket alone
+				}
+				require.NoError(t, c.Close())
+			}
+			time.Sleep(300 * time.Millisecond) // the server has closed the idle connection
+			var r result
+			require.NoError(t, json.Unmarshal([]byte(e.run(t, fmt.Sprintf("JSON.stringify(c.run(%d))", within(100*time.Millisecond))).String()), &r))
+			assert.Positive(t, r.Requests)
+			assert.Zero(t, r.Failed, "failed requests after the idle close")
+			assert.Equal(t, 1, r.Connections, "a new connection for the second call")
+			got := e.tally()
+			assert.Equal(t, float64(got.checks), got.checksPassed, "checks")
 		})
 	}
 }
