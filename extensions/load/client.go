@@ -23,6 +23,8 @@ type Client struct {
 	conn net.Conn   // the open connection (h1 or h2), nil between connections
 	h1   *h1Conn
 	h2   *h2Conn
+
+	warned bool // the server's stream limit was said
 }
 
 // Result is what run() returns to the script: this call's totals.
@@ -52,6 +54,10 @@ func (c *Client) Run(until float64) (Result, error) {
 		c.runH2(ctx, state, rec, deadline)
 	} else {
 		c.runH1(ctx, state, rec, deadline)
+	}
+	if ctx.Err() != nil {
+		// abort closed the connection (or is about to): the next call, if any, opens anew
+		c.drop()
 	}
 	rec.flush(time.Now())
 	return Result{Requests: rec.requests, Failed: rec.failed, Late: rec.late, Connections: rec.conns}, nil

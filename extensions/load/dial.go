@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"time"
 
 	"go.k6.io/k6/v2/lib"
 )
@@ -51,6 +52,8 @@ func dial(ctx context.Context, state *lib.State, p *plan, under func(net.Conn) n
 	cfg.ServerName = p.host
 	cfg.NextProtos = []string{alpn[p.Proto]}
 	tc := tls.Client(conn, cfg)
+	// a handshake the server never finishes fails within the request timeout, as k6/http's
+	_ = conn.SetDeadline(time.Now().Add(p.timeout))
 	if err := tc.HandshakeContext(ctx); err != nil {
 		_ = conn.Close()
 		return nil, fmt.Errorf("TLS handshake with %s: %w", p.addr, err)

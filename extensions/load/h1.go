@@ -93,7 +93,7 @@ func (c *Client) h1Once(ctx context.Context, state *lib.State, rec *recorder, re
 	o.status, o.proto, o.bytes = a.status, a.proto, a.bytes
 	if err != nil {
 		c.drop()
-		o.status, o.err = 0, err
+		o.status, o.proto, o.err = 0, "", err
 		return o, false
 	}
 	h.served++

@@ -23,6 +23,8 @@ const (
 	h2ConnWindow   = 1 << 30
 )
 
+var errNoStreams = errors.New("h2: the server allows no stream (SETTINGS_MAX_CONCURRENT_STREAMS 0)")
+
 // h2Conn is an HTTP/2 connection carrying up to plan.Streams concurrent streams, read and
 // written by the one goroutine that runs the loop: no hand-off per request. Requests are
 // written to a buffer that is flushed when nothing more is to be read (step), so the HEADERS
@@ -33,10 +35,11 @@ type h2Conn struct {
 	br         *bufio.Reader
 	bw         *bufio.Writer
 	fr         *http2.Framer
-	dl         deadliner
+	timeout    time.Duration // plan.timeout: the oldest stream in flight bounds every read
+	checked    time.Time     // when the deadline was last set (expire)
 	nextID     uint32
 	streams    map[uint32]*h2Stream
-	maxStreams int    // the server's SETTINGS_MAX_CONCURRENT_STREAMS, if it set one
+	maxStreams int    // the server's SETTINGS_MAX_CONCURRENT_STREAMS, -1 until it sets one
 	goAway     bool   // the server is closing: no new stream
 	lastID     uint32 // the last stream the GOAWAY says the server processes
 	unacked    uint32 // connection-level bytes received and not yet handed back
@@ -52,10 +55,12 @@ type h2Stream struct {
 
 // h2Headers is the request's header block, encoded once. Fields the static table lacks are
 // sent as literals that are never indexed, so the block changes no HPACK state and every
-// stream can carry the same bytes.
+// stream can carry the same bytes. It opens with a dynamic table size update to 0 (RFC 7541
+// 6.3), always within the server's SETTINGS_HEADER_TABLE_SIZE: a server that lowered it
+// requires an update at the start of the next block, and this one is always there.
 func h2Headers(p *plan, userAgent string) []byte {
-	var buf bytes.Buffer
-	enc := hpack.NewEncoder(&buf)
+	buf := bytes.NewBuffer([]byte{0x20})
+	enc := hpack.NewEncoder(buf)
 	fields := []hpack.HeaderField{
 		{Name: ":method", Value: "GET"},
 		{Name: ":scheme", Value: p.u.Scheme},
@@ -84,13 +89,12 @@ func (c *Client) openH2(ctx context.Context, state *lib.State, rec *recorder) (*
 	}
 	h := &h2Conn{
 		conn: conn, raw: raw, br: bufio.NewReaderSize(conn, 64<<10), bw: bufio.NewWriterSize(conn, 16<<10),
-		dl: deadliner{conn: conn, timeout: c.p.timeout}, nextID: 1, streams: map[uint32]*h2Stream{},
+		timeout: c.p.timeout, nextID: 1, streams: map[uint32]*h2Stream{}, maxStreams: -1,
 	}
 	h.fr = http2.NewFramer(h.bw, h.br)
 	h.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	h.fr.MaxHeaderListSize = 1 << 20
 	h.fr.SetReuseFrames()
-	h.dl.refresh(time.Now())
 	_, _ = h.bw.WriteString(http2.ClientPreface)
 	_ = h.fr.WriteSettings(
 		http2.Setting{ID: http2.SettingEnablePush, Val: 0},
@@ -114,6 +118,16 @@ func (c *Client) openH2(ctx context.Context, state *lib.State, rec *recorder) (*
 	if err := h.settings(sf); err != nil {
 		c.drop()
 		return nil, err
+	}
+	if h.maxStreams == 0 {
+		c.drop()
+		return nil, errNoStreams
+	}
+	if h.maxStreams > 0 && h.maxStreams < c.p.Streams && !c.warned {
+		// said, not hidden: the run has fewer streams in flight than STREAMS asks
+		c.warned = true
+		state.Logger.Warnf("%s allows %d concurrent streams per connection: the native loop keeps %d in flight, not the %d asked (STREAMS)",
+			c.p.addr, h.maxStreams, h.maxStreams, c.p.Streams)
 	}
 	c.h2 = h
 	return h, nil
@@ -149,7 +163,7 @@ func (c *Client) runH2(ctx context.Context, state *lib.State, rec *recorder, unt
 			now = time.Now()
 		}
 		limit := c.p.Streams
-		if h.maxStreams > 0 && h.maxStreams < limit {
+		if h.maxStreams >= 0 && h.maxStreams < limit {
 			limit = h.maxStreams
 		}
 		for opening && !h.goAway && len(h.streams) < limit && h.nextID < 1<<31 {
@@ -159,20 +173,26 @@ func (c *Client) runH2(ctx context.Context, state *lib.State, rec *recorder, unt
 			h.streams[id] = &h2Stream{o: outcome{start: now}}
 		}
 		if len(h.streams) == 0 {
-			if h.goAway || h.nextID >= 1<<31 {
+			switch {
+			case h.goAway || h.nextID >= 1<<31:
 				c.drop() // the server is closing it, or its stream IDs are used up: open anew
 				continue
+			case opening: // only a stream limit of 0 leaves nothing in flight before the deadline
+				rec.done(outcome{start: now, end: time.Now(), err: errNoStreams})
+				c.drop()
 			}
 			return // the deadline: the connection stays open for the next call
 		}
 		if err := h.step(now); err != nil {
 			if ctx.Err() != nil {
-				return // cut off by the end of the test
+				c.drop()
+				return // cut off by the end of the test: nothing to record
 			}
-			if !retried && h.served > 0 && h.untouched() && isClosed(err) {
+			if !retried && rec.requests == 0 && h.served > 0 && h.untouched() && isClosed(err) {
 				// the server closed a connection that sat idle between two calls (its GOAWAY
-				// unread) before any of these streams reached it: send them on a new one, once,
-				// as h1's stale-connection retry and Go's client do
+				// unread) before any of this call's first streams reached it: send them on a new
+				// one, once, as h1's stale-connection retry does. Mid-call, a closed connection
+				// fails its streams, as Go's h2 client fails them.
 				retried = true
 				c.drop()
 				continue
@@ -198,7 +218,7 @@ func (h *h2Conn) step(now time.Time) error {
 			return fmt.Errorf("h2: write: %w", err)
 		}
 	}
-	h.dl.refresh(now)
+	h.expire(now)
 	f, err := h.fr.ReadFrame()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -266,6 +286,25 @@ func (h *h2Conn) step(now time.Time) error {
 		}
 	}
 	return nil
+}
+
+// expire bounds the connection's reads and writes by the oldest stream in flight: a stream
+// the server never answers fails the connection (every stream in flight with it, error_code
+// 1050) timeout after it was sent, however busy the other streams keep the connection. The
+// deadline is moved at most every quarter of the timeout, a timer change instead of one per
+// frame.
+func (h *h2Conn) expire(now time.Time) {
+	if now.Sub(h.checked) < h.timeout/4 {
+		return
+	}
+	h.checked = now
+	oldest := now
+	for _, s := range h.streams {
+		if s.o.start.Before(oldest) {
+			oldest = s.o.start
+		}
+	}
+	_ = h.conn.SetDeadline(oldest.Add(h.timeout))
 }
 
 // untouched tells whether no stream in flight has had a byte of its answer.

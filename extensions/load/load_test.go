@@ -1,9 +1,11 @@
 package load
 
 import (
+	"bufio"
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -267,6 +269,68 @@ func TestRunStopsWithTheContext(t *testing.T) {
 	r := runLoop(t, e, url, `{url: "URL", proto: "h2", streams: 4, expectBytes: 4096, check: "ok"}`, time.Minute)
 	assert.Less(t, time.Since(start), 5*time.Second)
 	assert.Equal(t, result{Connections: 1}, r)
+}
+
+// A stream the server never answers fails within the timeout even while the connection's other
+// streams keep answering, with k6's timeout code: it is not lost, and it does not hold a slot.
+func TestRunH2LostStreamTimesOut(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int32
+	srv, url := serveH2(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 3 {
+			<-r.Context().Done() // lost: never answered
+			return
+		}
+		bodyOf(4096)(w, r)
+	}), 0)
+	e := newTestEnv(t, roots(srv))
+	start := time.Now()
+	r := runLoop(t, e, url, `{url: "URL", proto: "h2", streams: 4, expectBytes: 4096, check: "ok", timeout: 300}`, 3*time.Second)
+	assert.Less(t, time.Since(start), 2*time.Second, "the lost stream ended the call within its timeout")
+	assert.Positive(t, r.Failed)
+	got := e.tally()
+	assert.True(t, got.errorCodes["1050"], "error_code 1050 among %v", got.errorCodes)
+	assert.Equal(t, float64(r.Failed), got.failed, "http_req_failed")
+}
+
+// An answer over HTTP/1.0 is counted as such, tagged with its own protocol: the check fails
+// for the protocol, and the run's protocols say HTTP/1.0.
+func TestRunTagsTheProtocolAnswered(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	answer := "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 4096\r\n\r\n" + strings.Repeat("x", 4096)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					if _, err := http.ReadRequest(br); err != nil {
+						return
+					}
+					if _, err := io.WriteString(c, answer); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	e := newTestEnv(t, nil)
+	url := "http://" + testHost + ":" + strings.Split(ln.Addr().String(), ":")[1] + "/"
+	r := runLoop(t, e, url, `{url: "URL", proto: "h1c", expectBytes: 4096, check: "ok"}`, 200*time.Millisecond)
+	require.Positive(t, r.Requests)
+	got := e.tally()
+	assert.Equal(t, map[string]bool{"HTTP/1.0": true}, got.protos)
+	assert.Equal(t, float64(r.Requests), got.bad["proto"], "bad_responses{why:proto}")
+	assert.Equal(t, float64(r.Requests), got.wrongProto, "wrong_proto")
+	assert.Zero(t, got.checksPassed)
+	assert.Equal(t, 1, r.Connections, "HTTP/1.0 with keep-alive keeps the connection")
 }
 
 // Options are checked when the client is made, naming the option at fault.

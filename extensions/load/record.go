@@ -106,10 +106,11 @@ func newRecorder(ctx context.Context, state *lib.State, c customMetrics, p *plan
 	return r
 }
 
-// requestTags are k6/http's tags for a request that ended with status (0: none) and, without
-// a response, errCode; only the system tags the test enables.
-func (r *recorder) requestTags(status, errCode int) *metrics.TagSet {
-	key := strconv.Itoa(status) + "/" + strconv.Itoa(errCode)
+// requestTags are k6/http's tags for a request that ended with status (0: none) over proto,
+// and error code errCode (0: none); only the system tags the test enables. As k6/http, the
+// url tag takes the name tag's value when the script names its requests.
+func (r *recorder) requestTags(status int, proto string, errCode int) *metrics.TagSet {
+	key := strconv.Itoa(status) + "/" + proto + "/" + strconv.Itoa(errCode)
 	if t, ok := r.byCode[key]; ok {
 		return t
 	}
@@ -121,15 +122,15 @@ func (r *recorder) requestTags(status, errCode int) *metrics.TagSet {
 		}
 	}
 	add(metrics.TagMethod, "GET")
-	add(metrics.TagURL, r.p.URL)
-	if _, named := r.p.Tags["name"]; !named {
+	if name, named := r.p.Tags["name"]; named {
+		add(metrics.TagURL, name)
+	} else {
+		add(metrics.TagURL, r.p.URL)
 		add(metrics.TagName, r.p.URL)
 	}
 	add(metrics.TagStatus, strconv.Itoa(status))
-	if status != 0 {
-		add(metrics.TagProto, r.p.protoTag)
-	} else {
-		add(metrics.TagProto, "")
+	if proto != "" {
+		add(metrics.TagProto, proto)
 	}
 	add(metrics.TagExpectedResponse, strconv.FormatBool(expectedStatus(status)))
 	if errCode != 0 {
@@ -166,10 +167,13 @@ func (r *recorder) connected() {
 func (r *recorder) done(o outcome) {
 	r.requests++
 	errCode := 0
-	if o.status == 0 {
+	switch {
+	case o.status == 0:
 		errCode = errorCode(o.err)
+	case o.status >= 400:
+		errCode = 1000 + o.status // k6's code for an HTTP error status
 	}
-	tags := r.requestTags(o.status, errCode)
+	tags := r.requestTags(o.status, o.proto, errCode)
 	r.count(r.b.HTTPReqs, tags, 1)
 	failed := 0.0
 	if !expectedStatus(o.status) {
@@ -202,11 +206,14 @@ func (r *recorder) done(o outcome) {
 		pass = 1
 	}
 	r.sample(r.b.Checks, r.check, o.end, pass)
-	if o.end.After(r.until) {
+	late := o.end.After(r.until)
+	if late {
 		r.late++
 		r.count(r.c.lateRequests, r.base, 1)
 	}
-	if len(r.buf) >= flushSamples || o.end.Sub(r.lastFlush) >= flushEvery {
+	// past the deadline every request is sent on at once: the iteration's context may end
+	// while the last answers are awaited, and a sample pushed then is lost
+	if len(r.buf) >= flushSamples || o.end.Sub(r.lastFlush) >= flushEvery || late {
 		r.flush(o.end)
 	}
 }
