@@ -631,6 +631,12 @@ func clientTable(b *Bench) table {
 	return t
 }
 
+// leadLines are what the client cannot distort, first in the headline and in the text
+// summary: the targets' own CPU per request, and their latency at one offered load.
+func leadLines(b *Bench) []string {
+	return append(costLines(b), equalLoadLines(b)...)
+}
+
 // costLines are the headline's first lines: per reused protocol, the targets by their own CPU
 // per request (valid cells with resources), cheapest first.
 func costLines(b *Bench) []string {
@@ -892,9 +898,8 @@ func invalidList(b *Bench) (invalid, notRun []string) {
 // headline is the short summary at the top: per throughput scenario, the valid targets by
 // median req/s.
 func headline(b *Bench) []string {
-	// first what the client cannot distort (the target's own CPU, latency at one offered
-	// load), then req/s, which is partly the client's ceiling
-	out := append(costLines(b), equalLoadLines(b)...)
+	// first what the client cannot distort, then req/s, which is partly the client's ceiling
+	out := leadLines(b)
 	var scenarios []string
 	for _, c := range b.Cells {
 		if isThroughput(&c) && !slices.Contains(scenarios, c.Scenario) {

@@ -14,7 +14,7 @@ import (
 // client's share of the CPU, as report.md has them.
 func Text(w io.Writer, b *Bench) error {
 	ew := &errWriter{w: w}
-	if lead := append(costLines(b), equalLoadLines(b)...); len(lead) > 0 {
+	if lead := leadLines(b); len(lead) > 0 {
 		ew.printf("\n== Per protocol, what the client cannot distort  (testid %s)\n", b.TestID)
 		for _, l := range lead {
 			ew.printf("  %s\n", l)

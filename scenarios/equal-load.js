@@ -14,11 +14,12 @@
 // on time): that is a result — "could not sustain RATE req/s" — not an invalid run. A run whose
 // connections were not kept alive (more opened than VUs) is invalid, as in the reused cells.
 import exec from 'k6/execution';
-import { checkRoot, probeTarget, requestParams, ROOT_BYTES } from './lib/checks.js';
+import { checkRoot, requestParams } from './lib/checks.js';
 import { client } from './lib/client.js';
 import { loadConfig, positiveInt } from './lib/config.js';
 import { reuseAllowed, reusedOptions, sel, TREND_STATS } from './lib/options.js';
-import { assertOutput, outputPath, planOutput } from './lib/output.js';
+import { outputPath, planOutput } from './lib/output.js';
+import { setupRoot } from './lib/scenario.js';
 import { buildResult } from './lib/summary.js';
 import { formatText } from './lib/text.js';
 
@@ -89,8 +90,7 @@ export const options = (() => {
 })();
 
 export function setup() {
-  assertOutput(out);
-  return { probed: probeTarget(cfg, { expectBytes: ROOT_BYTES }) };
+  return setupRoot(cfg, out);
 }
 
 const http = client(cfg);

@@ -6,10 +6,11 @@
 // The upstream's connection counter shows one TLS connection per VU (plus setup's).
 import exec from 'k6/execution';
 import http from 'k6/http';
-import { checkRoot, probeTarget, requestParams, ROOT_BYTES } from './lib/checks.js';
+import { checkRoot, requestParams } from './lib/checks.js';
 import { loadConfig } from './lib/config.js';
 import { reusedOptions } from './lib/options.js';
-import { assertOutput, planOutput } from './lib/output.js';
+import { planOutput } from './lib/output.js';
+import { setupRoot } from './lib/scenario.js';
 import { summarize } from './lib/summary.js';
 import { lateCounter } from './lib/window.js';
 
@@ -23,8 +24,7 @@ const ended = lateCounter(cfg);
 export const options = reusedOptions(cfg);
 
 export function setup() {
-  assertOutput(out);
-  return { probed: probeTarget(cfg, { expectBytes: ROOT_BYTES }) };
+  return setupRoot(cfg, out);
 }
 
 export default function () {

@@ -11,10 +11,11 @@
 // dials once per authority and the batch's other requests wait for that handshake
 // (http_req_blocked), so the first batch already shares one connection.
 import http3 from 'k6/x/http3';
-import { checkRoot, probeTarget, requestParams, ROOT_BYTES } from './lib/checks.js';
+import { checkRoot, requestParams } from './lib/checks.js';
 import { loadConfig } from './lib/config.js';
 import { reusedOptions } from './lib/options.js';
-import { assertOutput, planOutput } from './lib/output.js';
+import { planOutput } from './lib/output.js';
+import { setupRoot } from './lib/scenario.js';
 import { summarize } from './lib/summary.js';
 import { lateCounter } from './lib/window.js';
 
@@ -28,8 +29,7 @@ const ended = lateCounter(cfg);
 export const options = reusedOptions(cfg);
 
 export function setup() {
-  assertOutput(out);
-  return { probed: probeTarget(cfg, { expectBytes: ROOT_BYTES }) };
+  return setupRoot(cfg, out);
 }
 
 export default function () {

@@ -100,18 +100,23 @@ func (c *Client) abort() {
 	}
 }
 
-// deadliner refreshes a connection's deadline at most every quarter of the timeout: a
-// request without an answer fails after 3/4 to 4/4 of it, at the cost of one timer change
-// per quarter instead of one per request.
-type deadliner struct {
+// deadline bounds a connection's reads and writes by the oldest request in flight on it: a
+// request without an answer fails timeout after it was sent, however busy other streams keep
+// the connection. It is moved at most every quarter of the timeout (so such a request fails
+// after 3/4 to 4/4 of it), a timer change per quarter instead of one per request or frame.
+type deadline struct {
 	conn    net.Conn
 	timeout time.Duration
-	at      time.Time
+	moved   time.Time
 }
 
-func (d *deadliner) refresh(now time.Time) {
-	if d.at.Sub(now) < d.timeout*3/4 {
-		d.at = now.Add(d.timeout)
-		_ = d.conn.SetDeadline(d.at)
-	}
+// due tells whether the deadline is to be moved now.
+func (d *deadline) due(now time.Time) bool {
+	return now.Sub(d.moved) >= d.timeout/4
+}
+
+// set moves the deadline to timeout after oldest, the start of the oldest request in flight.
+func (d *deadline) set(now, oldest time.Time) {
+	d.moved = now
+	_ = d.conn.SetDeadline(oldest.Add(d.timeout))
 }

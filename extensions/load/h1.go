@@ -19,7 +19,7 @@ import (
 type h1Conn struct {
 	conn   net.Conn
 	br     *bufio.Reader
-	dl     deadliner
+	dl     deadline
 	served int // answers read on it
 }
 
@@ -67,11 +67,13 @@ func (c *Client) h1Once(ctx context.Context, state *lib.State, rec *recorder, re
 		if err != nil {
 			return outcome{start: now, end: time.Now(), err: err}, false
 		}
-		c.h1 = &h1Conn{conn: conn, br: bufio.NewReaderSize(conn, 32<<10), dl: deadliner{conn: conn, timeout: c.p.timeout}}
+		c.h1 = &h1Conn{conn: conn, br: bufio.NewReaderSize(conn, 32<<10), dl: deadline{conn: conn, timeout: c.p.timeout}}
 		now = time.Now()
 	}
 	h := c.h1
-	h.dl.refresh(now)
+	if h.dl.due(now) {
+		h.dl.set(now, now) // one request at a time: this one is the oldest
+	}
 	o.start = now
 	_, err := h.conn.Write(req)
 	if err == nil {

@@ -35,13 +35,11 @@ type h2Conn struct {
 	br         *bufio.Reader
 	bw         *bufio.Writer
 	fr         *http2.Framer
-	timeout    time.Duration // plan.timeout: the oldest stream in flight bounds every read
-	checked    time.Time     // when the deadline was last set (expire)
+	dl         deadline // bound by the oldest stream in flight
 	nextID     uint32
 	streams    map[uint32]*h2Stream
 	maxStreams int    // the server's SETTINGS_MAX_CONCURRENT_STREAMS, -1 until it sets one
 	goAway     bool   // the server is closing: no new stream
-	lastID     uint32 // the last stream the GOAWAY says the server processes
 	unacked    uint32 // connection-level bytes received and not yet handed back
 	ended      []uint32
 	served     int // streams answered on it
@@ -89,7 +87,7 @@ func (c *Client) openH2(ctx context.Context, state *lib.State, rec *recorder) (*
 	}
 	h := &h2Conn{
 		conn: conn, raw: raw, br: bufio.NewReaderSize(conn, 64<<10), bw: bufio.NewWriterSize(conn, 16<<10),
-		timeout: c.p.timeout, nextID: 1, streams: map[uint32]*h2Stream{}, maxStreams: -1,
+		dl: deadline{conn: conn, timeout: c.p.timeout}, nextID: 1, streams: map[uint32]*h2Stream{}, maxStreams: -1,
 	}
 	h.fr = http2.NewFramer(h.bw, h.br)
 	h.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
@@ -218,7 +216,9 @@ func (h *h2Conn) step(now time.Time) error {
 			return fmt.Errorf("h2: write: %w", err)
 		}
 	}
-	h.expire(now)
+	if h.dl.due(now) {
+		h.dl.set(now, h.oldest(now))
+	}
 	f, err := h.fr.ReadFrame()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -278,7 +278,7 @@ func (h *h2Conn) step(now time.Time) error {
 			return h.fr.WritePing(true, f.Data)
 		}
 	case *http2.GoAwayFrame:
-		h.goAway, h.lastID = true, f.LastStreamID
+		h.goAway = true
 		for id := range h.streams {
 			if id > f.LastStreamID {
 				delete(h.streams, id) // never processed (RFC 9113 6.8): nothing to record
@@ -288,23 +288,15 @@ func (h *h2Conn) step(now time.Time) error {
 	return nil
 }
 
-// expire bounds the connection's reads and writes by the oldest stream in flight: a stream
-// the server never answers fails the connection (every stream in flight with it, error_code
-// 1050) timeout after it was sent, however busy the other streams keep the connection. The
-// deadline is moved at most every quarter of the timeout, a timer change instead of one per
-// frame.
-func (h *h2Conn) expire(now time.Time) {
-	if now.Sub(h.checked) < h.timeout/4 {
-		return
-	}
-	h.checked = now
+// oldest is the start of the oldest stream in flight, now when there is none.
+func (h *h2Conn) oldest(now time.Time) time.Time {
 	oldest := now
 	for _, s := range h.streams {
 		if s.o.start.Before(oldest) {
 			oldest = s.o.start
 		}
 	}
-	_ = h.conn.SetDeadline(oldest.Add(h.timeout))
+	return oldest
 }
 
 // untouched tells whether no stream in flight has had a byte of its answer.

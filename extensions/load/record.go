@@ -57,6 +57,13 @@ type outcome struct {
 	err                   error  // why there was no (whole) response
 }
 
+// tagsKey is what varies in a request's tags: a struct, so that finding them again allocates
+// nothing per request.
+type tagsKey struct {
+	status, errCode int
+	proto           string
+}
+
 // counterKey is one batched counter series.
 type counterKey struct {
 	m    *metrics.Metric
@@ -75,7 +82,7 @@ type recorder struct {
 	base   *metrics.TagSet
 	meta   map[string]string
 	until  time.Time
-	byCode map[string]*metrics.TagSet // request tags by status and error code
+	byCode map[tagsKey]*metrics.TagSet // request tags by what varies between requests
 	check  *metrics.TagSet
 	why    map[string]*metrics.TagSet
 
@@ -96,7 +103,7 @@ func newRecorder(ctx context.Context, state *lib.State, c customMetrics, p *plan
 	r := &recorder{
 		ctx: ctx, out: state.Samples, state: state, b: state.BuiltinMetrics, c: c, p: p,
 		base: base, meta: tm.Metadata, until: until,
-		byCode: map[string]*metrics.TagSet{}, why: map[string]*metrics.TagSet{},
+		byCode: map[tagsKey]*metrics.TagSet{}, why: map[string]*metrics.TagSet{},
 		counts: map[counterKey]float64{}, lastFlush: time.Now(),
 	}
 	r.check = base
@@ -110,7 +117,7 @@ func newRecorder(ctx context.Context, state *lib.State, c customMetrics, p *plan
 // and error code errCode (0: none); only the system tags the test enables. As k6/http, the
 // url tag takes the name tag's value when the script names its requests.
 func (r *recorder) requestTags(status int, proto string, errCode int) *metrics.TagSet {
-	key := strconv.Itoa(status) + "/" + proto + "/" + strconv.Itoa(errCode)
+	key := tagsKey{status, errCode, proto}
 	if t, ok := r.byCode[key]; ok {
 		return t
 	}
@@ -156,7 +163,7 @@ func (r *recorder) count(m *metrics.Metric, tags *metrics.TagSet, n float64) {
 	r.counts[counterKey{m, tags}] += n
 }
 
-// opened counts a connection the loop dialled.
+// connected counts a connection the loop dialled.
 func (r *recorder) connected() {
 	r.conns++
 	r.count(r.c.newConnections, r.base, 1)

@@ -6,10 +6,11 @@
 // request is gone, and with it most of what k6 costs per request: see README, "The client".
 import exec from 'k6/execution';
 import load from 'k6/x/proxybench/load';
-import { probeTarget, requestParams, ROOT_BYTES, rootCheckName } from './checks.js';
+import { requestParams, ROOT_BYTES, rootCheckName } from './checks.js';
 import { loadConfig } from './config.js';
 import { reusedOptions } from './options.js';
-import { assertOutput, planOutput } from './output.js';
+import { planOutput } from './output.js';
+import { setupRoot } from './scenario.js';
 import { summarize } from './summary.js';
 
 export const NATIVE_CLIENT = 'native';
@@ -28,10 +29,7 @@ export function nativeScenario({ scenario, proto }) {
   });
   return {
     options: reusedOptions(cfg),
-    setup() {
-      assertOutput(out);
-      return { probed: probeTarget(cfg, { expectBytes: ROOT_BYTES }) };
-    },
+    setup: () => setupRoot(cfg, out),
     // One call runs to the end of the k6 scenario the VU is in (warm-up or measured): the loop
     // stops sending then and counts what ends after it in late_requests (window.js's rule).
     iteration() {

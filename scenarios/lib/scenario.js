@@ -9,6 +9,13 @@ import { assertOutput, planOutput } from './output.js';
 import { summarize } from './summary.js';
 import { lateCounter } from './window.js';
 
+// setupRoot is the setup() of every GET / scenario: the result can be written, and one probe
+// request proves the target up, on the right protocol, with the upstream's 4096-byte body.
+export function setupRoot(cfg, out) {
+  assertOutput(out);
+  return { probed: probeTarget(cfg, { expectBytes: ROOT_BYTES }) };
+}
+
 // rootScenario: GET / once per iteration with client (k6/http or k6/x/http3), every response
 // checked. mode 'reused' keeps each VU's connection; mode 'fresh' opens one per request and
 // proves it (new_connections == requests, rps over first request start → last response end).
@@ -20,10 +27,7 @@ export function rootScenario({ scenario, mode, proto, client }) {
   const ended = fresh ? null : lateCounter(cfg);
   return {
     options: fresh ? freshOptions(cfg) : reusedOptions(cfg),
-    setup() {
-      assertOutput(out);
-      return { probed: probeTarget(cfg, { expectBytes: ROOT_BYTES }) };
-    },
+    setup: () => setupRoot(cfg, out),
     iteration() {
       if (fresh) clockMs.add(now());
       checkRoot(client.get(cfg.url, params), cfg);
