@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.k6.io/k6/v2/metrics"
+
+	"github.com/proxybench/proxybench/extensions/histogram"
 )
 
 // Aggregated points: one per push interval ("window"), per metric and per set of kept tags,
@@ -52,7 +54,7 @@ type series struct {
 	min, max, last float64 // gauge
 	lastTime       int64   // gauge: time of last; all: latest sample time
 	firstTime      int64   // earliest sample time
-	hist           *histogram
+	hist           *histogram.Histogram
 }
 
 func (s *series) add(t metrics.MetricType, v float64, ts int64) {
@@ -78,7 +80,7 @@ func (s *series) add(t metrics.MetricType, v float64, ts int64) {
 		}
 	case metrics.Trend:
 		if s.hist == nil {
-			s.hist = &histogram{}
+			s.hist = &histogram.Histogram{}
 		}
 		s.hist.Add(v)
 	}
@@ -110,7 +112,7 @@ func (s *series) merge(t metrics.MetricType, o *series) {
 		}
 	case metrics.Trend:
 		if s.hist == nil {
-			s.hist = &histogram{}
+			s.hist = &histogram.Histogram{}
 		}
 		s.hist.Merge(o.hist)
 	}
@@ -137,8 +139,8 @@ func (s *series) fields(t metrics.MetricType, window time.Duration, buf []field)
 			field{key: "rate", value: s.sum / float64(s.count)})
 	case metrics.Trend:
 		h := s.hist
-		buf = append(buf, field{key: "count", value: float64(h.count)}, field{key: "sum", value: h.sum},
-			field{key: "min", value: h.min}, field{key: "max", value: h.max}, field{key: "mean", value: h.Mean()})
+		buf = append(buf, field{key: "count", value: float64(h.Count())}, field{key: "sum", value: h.Sum()},
+			field{key: "min", value: h.Min()}, field{key: "max", value: h.Max()}, field{key: "mean", value: h.Mean()})
 		for _, q := range quantiles {
 			buf = append(buf, field{key: q.field, value: h.Quantile(q.q)})
 		}

@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.k6.io/k6/v2/metrics"
+
+	"github.com/proxybench/proxybench/extensions/histogram"
 )
 
 // parsedPoint is one line of line protocol, parsed back for assertions (no escapes needed here).
@@ -127,7 +129,7 @@ func TestAggregateKnownInputs(t *testing.T) {
 	assert.Equal(t, 100.0, d["max"])
 	assert.Equal(t, 50.5, d["mean"])
 	for f, want := range map[string]float64{"p50": 50.5, "p90": 90.1, "p95": 95.05, "p99": 99.01, "p999": 99.901} {
-		assert.InDelta(t, want, d[f], relErr*want, f)
+		assert.InDelta(t, want, d[f], histogram.RelErr*want, f)
 	}
 	d502 := find(pts, "http_req_duration", aggInterval, map[string]string{"status": "502"})[0].fields
 	assert.Equal(t, map[string]float64{"count": 4, "sum": 2000, "min": 500, "max": 500, "mean": 500,

@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.k6.io/k6/v2/metrics"
+
+	"github.com/proxybench/proxybench/extensions/histogram"
 )
 
 // feed sends n requests' samples (http_reqs + http_req_duration of i%50+1 ms) to the output,
@@ -71,7 +73,7 @@ func TestOutputAggregateInfluxDB(t *testing.T) {
 		require.Len(t, rows, 1)
 		assert.Equal(t, want, num(t, rows[0][1]))
 		assert.InDelta(t, 25.5, num(t, rows[0][2]), 1, "p50 of 1..50 ms")
-		assert.InDelta(t, 50, num(t, rows[0][3]), 50*relErr)
+		assert.InDelta(t, 50, num(t, rows[0][3]), 50*histogram.RelErr)
 		assert.Equal(t, 50.0, num(t, rows[0][4]))
 	}
 }

@@ -1,4 +1,4 @@
-package influxdb
+package histogram
 
 import (
 	"math"
@@ -21,7 +21,7 @@ func exactQuantile(sorted []float64, q float64) float64 {
 	return a + (pos-lo)*(sorted[int(lo)+1]-a)
 }
 
-// Every quantile is within relErr (0.2%) of k6's exact figure for the same samples, whatever
+// Every quantile is within RelErr (0.2%) of k6's exact figure for the same samples, whatever
 // their distribution; min, max, count and sum are exact.
 func TestHistogramQuantileErrorBound(t *testing.T) {
 	t.Parallel()
@@ -38,7 +38,7 @@ func TestHistogramQuantileErrorBound(t *testing.T) {
 	qs := []float64{0, 0.01, 0.25, 0.5, 0.9, 0.95, 0.99, 0.999, 1}
 	for name, gen := range dists {
 		for _, n := range []int{1, 2, 7, 1000, 100000} {
-			h := &histogram{}
+			h := &Histogram{}
 			vals := make([]float64, n)
 			sum := 0.0
 			for i := range vals {
@@ -54,7 +54,7 @@ func TestHistogramQuantileErrorBound(t *testing.T) {
 			for _, q := range qs {
 				want := exactQuantile(vals, q)
 				got := h.Quantile(q)
-				assert.LessOrEqualf(t, math.Abs(got-want), relErr*math.Abs(want)+1e-12,
+				assert.LessOrEqualf(t, math.Abs(got-want), RelErr*math.Abs(want)+1e-12,
 					"%s n=%d q=%v: got %v, exact %v", name, n, q, got, want)
 			}
 		}
@@ -64,7 +64,7 @@ func TestHistogramQuantileErrorBound(t *testing.T) {
 func TestHistogramMergeEqualsAddingAll(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4)) //nolint:gosec // test data
-	all, a, b := &histogram{}, &histogram{}, &histogram{}
+	all, a, b := &Histogram{}, &Histogram{}, &Histogram{}
 	for i := range 5000 {
 		v := math.Exp(rng.NormFloat64()) - 0.5
 		all.Add(v)
@@ -74,10 +74,10 @@ func TestHistogramMergeEqualsAddingAll(t *testing.T) {
 			b.Add(v)
 		}
 	}
-	merged := &histogram{}
+	merged := &Histogram{}
 	merged.Merge(a)
 	merged.Merge(b)
-	merged.Merge(&histogram{})
+	merged.Merge(&Histogram{})
 	assert.Equal(t, all.count, merged.count)
 	assert.Equal(t, all.min, merged.min)
 	assert.Equal(t, all.max, merged.max)
@@ -89,7 +89,7 @@ func TestHistogramMergeEqualsAddingAll(t *testing.T) {
 
 func TestHistogramEdges(t *testing.T) {
 	t.Parallel()
-	h := &histogram{}
+	h := &Histogram{}
 	assert.Equal(t, 0.0, h.Quantile(0.5), "empty")
 	assert.Equal(t, 0.0, h.Mean(), "empty")
 	h.Add(math.NaN())
@@ -106,7 +106,7 @@ func BenchmarkHistogramAdd(b *testing.B) {
 	for i := range vals {
 		vals[i] = math.Exp(rng.NormFloat64())
 	}
-	h := &histogram{}
+	h := &Histogram{}
 	b.ResetTimer()
 	for i := range b.N {
 		h.Add(vals[i&4095])

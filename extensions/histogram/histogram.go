@@ -1,17 +1,17 @@
-package influxdb
+package histogram
 
 import "math"
 
-// histogram is a log-linear histogram (HDR-like) of float64 values: every power of two is cut
-// into 2^subBits equal buckets. A bucket's index is the top bits of the IEEE 754 representation
-// (exponent and the first subBits of the mantissa), so adding a value is a shift and an
-// increment, with no logarithm. A bucket [lo, hi) has hi-lo = lo/2^subBits at most, so its
-// midpoint is within relErr = 2^-(subBits+1) of any value in it: 0.2% for subBits = 8.
+// Histogram is a log-linear histogram (HDR-like) of float64 values: every power of two is cut
+// into 2^SubBits equal buckets. A bucket's index is the top bits of the IEEE 754 representation
+// (exponent and the first SubBits of the mantissa), so adding a value is a shift and an
+// increment, with no logarithm. A bucket [lo, hi) has hi-lo = lo/2^SubBits at most, so its
+// midpoint is within RelErr = 2^-(SubBits+1) of any value in it: 0.2% for SubBits = 8.
 //
 // Zero and negative values (a custom Trend may have them) are counted apart: zeros exactly,
 // negatives in a mirror histogram of their magnitudes. min and max are exact, and every
 // quantile is clamped to [min, max].
-type histogram struct {
+type Histogram struct {
 	pos, neg buckets
 	zeros    uint64
 	count    uint64
@@ -20,11 +20,11 @@ type histogram struct {
 }
 
 const (
-	subBits = 8
-	shift   = 52 - subBits
-	// relErr is the largest relative error of a quantile against the exact one of the same
+	SubBits = 8
+	shift   = 52 - SubBits
+	// RelErr is the largest relative error of a quantile against the exact one of the same
 	// samples (k6's linear interpolation between the two nearest ranks).
-	relErr = 1.0 / (1 << (subBits + 1))
+	RelErr = 1.0 / (1 << (SubBits + 1))
 )
 
 // buckets is a dense run of counters starting at bucket index off.
@@ -72,7 +72,7 @@ func (b *buckets) merge(o *buckets) {
 }
 
 // Add records one value. NaN is ignored; ±Inf are counted (k6 never emits them).
-func (h *histogram) Add(v float64) {
+func (h *Histogram) Add(v float64) {
 	if math.IsNaN(v) {
 		return
 	}
@@ -95,7 +95,7 @@ func (h *histogram) Add(v float64) {
 }
 
 // Merge adds every value of o.
-func (h *histogram) Merge(o *histogram) {
+func (h *Histogram) Merge(o *Histogram) {
 	if o.count == 0 {
 		return
 	}
@@ -113,7 +113,7 @@ func (h *histogram) Merge(o *histogram) {
 }
 
 // valueAt is the estimate of the value of rank r (0-based) in sorted order.
-func (h *histogram) valueAt(r uint64) float64 {
+func (h *Histogram) valueAt(r uint64) float64 {
 	var v float64
 	switch nn := h.negCount(); {
 	case r < nn:
@@ -141,7 +141,7 @@ func (h *histogram) valueAt(r uint64) float64 {
 	return math.Min(math.Max(v, h.min), h.max)
 }
 
-func (h *histogram) negCount() uint64 {
+func (h *Histogram) negCount() uint64 {
 	var n uint64
 	for _, c := range h.neg.counts {
 		n += c
@@ -151,8 +151,8 @@ func (h *histogram) negCount() uint64 {
 
 // Quantile estimates the q-quantile (0 ≤ q ≤ 1) the way k6's Trend does it: linear
 // interpolation between the values of ranks ⌊q(n-1)⌋ and ⌈q(n-1)⌉. Each of the two is within
-// relErr of the true value of its rank, so the result is within relErr of k6's exact figure.
-func (h *histogram) Quantile(q float64) float64 {
+// RelErr of the true value of its rank, so the result is within RelErr of k6's exact figure.
+func (h *Histogram) Quantile(q float64) float64 {
 	if h.count == 0 {
 		return 0
 	}
@@ -174,9 +174,21 @@ func (h *histogram) Quantile(q float64) float64 {
 }
 
 // Mean is sum/count, 0 without values.
-func (h *histogram) Mean() float64 {
+func (h *Histogram) Mean() float64 {
 	if h.count == 0 {
 		return 0
 	}
 	return h.sum / float64(h.count)
 }
+
+// Count is the number of values added.
+func (h *Histogram) Count() uint64 { return h.count }
+
+// Sum is the sum of the values added.
+func (h *Histogram) Sum() float64 { return h.sum }
+
+// Min is the smallest value added (0 without values).
+func (h *Histogram) Min() float64 { return h.min }
+
+// Max is the largest value added (0 without values).
+func (h *Histogram) Max() float64 { return h.max }
