@@ -409,7 +409,7 @@ func (h *harness) checkSkipped(t *testing.T, scenario, need string, r *runner.Re
 	}
 }
 
-// checkH3Timings: over HTTP/3 the connection set-up is timed as for h1/h2 (k6/x/http3 fires
+// checkH3Timings: over HTTP/3 the connection set-up is timed as for h1/h2 (k6/x/proxybench/http3 fires
 // the connect and TLS hooks for the QUIC handshake): some request of the run (setup, warm-up
 // or measured) timed a connect and a handshake, and in fresh-h3 every measured one did.
 func checkH3Timings(t *testing.T, scenario string, r *runner.Result, file string) {

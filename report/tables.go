@@ -326,7 +326,7 @@ func throughputTable(b *Bench, mode string) table {
 		t.Notes = append(t.Notes, "Client: "+ran+".")
 	}
 	if slices.ContainsFunc(cells, func(c *Cell) bool { return c.Proto == "h3" }) {
-		t.Notes = append(t.Notes, "Compare HTTP/3 with HTTP/3 only: a different client stack (k6/x/http3 over quic-go) drives it.")
+		t.Notes = append(t.Notes, "Compare HTTP/3 with HTTP/3 only: a different client stack (k6/x/proxybench/http3 over quic-go) drives it.")
 	}
 	return t
 }
@@ -730,7 +730,7 @@ func clientLine(b *Bench) string {
 }
 
 // clientsOf says which client drove the cells of mode, per protocol: "native (h1c, h1, h2),
-// k6/x/http3 (h3)".
+// k6/x/proxybench/http3 (h3)".
 func clientsOf(b *Bench, mode string) string {
 	var order []string
 	protos := map[string][]string{}

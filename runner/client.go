@@ -8,7 +8,7 @@ import (
 )
 
 // The clients a reused h1c, h1 or h2 cell can be measured with (CLIENT). Every other cell has
-// one script, on k6/http (or k6/x/http3, k6/x/sse, k6/websockets).
+// one script, on k6/http (or k6/x/proxybench/http3, k6/x/proxybench/sse, k6/websockets).
 const (
 	// ClientNative is our load loop in Go, k6/x/proxybench/load (scenarios/native/): per
 	// request it costs the client about what wrk and h2load cost, so the figures are the

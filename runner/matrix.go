@@ -2,7 +2,7 @@ package runner
 
 import "strings"
 
-// Throughput scenarios: protocol × connection pattern. The h3 ones run through k6/x/http3.
+// Throughput scenarios: protocol × connection pattern. The h3 ones run through k6/x/proxybench/http3.
 var Throughput = []string{
 	"reused-h1", "reused-h1c", "reused-h2", "reused-h3",
 	"fresh-h1", "fresh-h1c", "fresh-h2", "fresh-h3",
@@ -10,7 +10,7 @@ var Throughput = []string{
 
 // Probes and the protocols each is sampled over. WebSocket upgrades are HTTP/1.1 only: an h2 or
 // h3 WebSocket needs extended CONNECT, which k6 does not speak. stream and sse over h3 go
-// through k6/x/sse's http3 param (k6/x/http3's connections).
+// through k6/x/proxybench/sse's http3 param (k6/x/proxybench/http3's connections).
 var Probes = []struct {
 	Scenario string
 	Protos   []string

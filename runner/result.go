@@ -28,7 +28,7 @@ type Result struct {
 	Target            string                          `json:"target"`
 	Mode              string                          `json:"mode"`
 	Proto             string                          `json:"proto"`
-	Client            string                          `json:"client"` // what sent the requests: native, k6/http, k6/x/http3 (scenarios/lib/config.js)
+	Client            string                          `json:"client"` // what sent the requests: native, k6/http, k6/x/proxybench/http3 (scenarios/lib/config.js)
 	ExpectedProto     string                          `json:"expected_proto"`
 	Route             string                          `json:"route"`
 	Profile           string                          `json:"profile"`

@@ -1,7 +1,7 @@
 // equal-load: latency at the same offered load for every target (open model). k6's
 // constant-arrival-rate executor starts RATE requests per second of GET /, whatever the target's
 // latency, for DURATION after an unmeasured warm-up at the same rate, over PROTO (h1, h1c, h2 or
-// h3; h3 through k6/x/http3; h1 needs GODEBUG=http2client=0). The runner sets RATE to half the
+// h3; h3 through k6/x/proxybench/http3; h1 needs GODEBUG=http2client=0). The runner sets RATE to half the
 // slowest valid target's median reused req/s, so every target is measured below its limit and
 // the percentiles (p50, p99, p99.9) compare like with like. Every response is checked: 200,
 // 4096 bytes, PROTO.

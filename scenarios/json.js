@@ -1,5 +1,5 @@
 // json: latency of GET /json, a small static JSON document, SAMPLES times on one warm
-// connection over PROTO (h1, h1c, h2 or h3; default h2; h3 through k6/x/http3), asked for as a
+// connection over PROTO (h1, h1c, h2 or h3; default h2; h3 through k6/x/proxybench/http3), asked for as a
 // browser's fetch() does (lib/probes.js FETCH_HEADERS: Accept-Encoding included). setup() reads
 // the document's size from the upstream itself (targets.json "upstream"), so that a proxy that
 // alters it fails there; every sample must be that exact size, parse as JSON,

@@ -1,5 +1,5 @@
 // sse: Server-Sent Events through the target — GET /sse?count=3&interval_ms=150, SAMPLES times
-// on one warm connection over PROTO (h1, h1c, h2 or h3; default h2), timed per event by k6/x/sse
+// on one warm connection over PROTO (h1, h1c, h2 or h3; default h2), timed per event by k6/x/proxybench/sse
 // (k6/http returns only once the body has ended, which hides buffering).
 // It asks as a browser's EventSource does (lib/probes.js EVENTSOURCE_HEADERS: Accept-Encoding
 // included), so a proxy that compresses or holds back event streams for browsers is caught.
@@ -8,10 +8,11 @@
 // between events within 150 ± 37.5 ms (events decoded and timed as they came, if compressed;
 // lib/probes.js says why these figures); a breach fails a check and is counted in
 // probe_violations{why}, and the result says which rule and by how much.
+'use k6 with k6/x/proxybench/sse';
 import { check } from 'k6';
-import sse from 'k6/x/sse';
 import { probeTarget, protoOK } from './lib/checks.js';
 import { loadConfig } from './lib/config.js';
+import { extension } from './lib/extension.js';
 import { clockMs, now } from './lib/metrics.js';
 import { probeOptions } from './lib/options.js';
 import { assertOutput, planOutput } from './lib/output.js';
@@ -27,16 +28,18 @@ import {
 } from './lib/probes.js';
 import { summarize } from './lib/summary.js';
 
+const sse = extension('k6/x/proxybench/sse');
+
 const COUNT = 3;
 const INTERVAL_MS = 150;
 const RULE = pacing(INTERVAL_MS);
 const RULES = [COMPRESSED, ...PACING_WHY];
 
-const cfg = loadConfig({ scenario: 'sse', mode: 'probe', route: '/sse', client: 'k6/x/sse' });
+const cfg = loadConfig({ scenario: 'sse', mode: 'probe', route: '/sse', client: 'k6/x/proxybench/sse' });
 const out = planOutput(cfg);
 const url = `${cfg.url}?count=${COUNT}&interval_ms=${INTERVAL_MS}`;
 // name: the URL without its query, so no per-request value becomes a tag
-// http3: over h3, k6/x/sse sends through the VU's k6/x/http3 connections (k6's own transport
+// http3: over h3, k6/x/proxybench/sse sends through the VU's k6/x/proxybench/http3 connections (k6's own transport
 // speaks h1 and h2 only)
 const params = {
   headers: EVENTSOURCE_HEADERS,

@@ -1,6 +1,6 @@
 // stream: a chunked body through the target — GET /stream?chunks=4&chunk_bytes=4096&interval_ms=50,
 // SAMPLES times on one warm connection over PROTO (h1, h1c, h2 or h3; default h2), with the time
-// of every read of the body by k6/x/sse's stream mode (k6/http returns only once the body has
+// of every read of the body by k6/x/proxybench/sse's stream mode (k6/http returns only once the body has
 // ended). It asks as a browser's fetch() does (lib/probes.js FETCH_HEADERS: Accept-Encoding
 // included), so a proxy that compresses or holds back streamed bodies for browsers is caught.
 // The upstream flushes each 4 KiB chunk 50 ms after the last, the first at once, uncompressed.
@@ -8,10 +8,11 @@
 // chunk whole within 25 ms of the request, each gap between whole chunks within 50 ± 25 ms
 // (lib/probes.js says why these figures); a breach fails a check and is counted in
 // probe_violations{why}, and the result says which rule and by how much.
+'use k6 with k6/x/proxybench/sse';
 import { check } from 'k6';
-import sse from 'k6/x/sse';
 import { probeTarget, protoOK } from './lib/checks.js';
 import { loadConfig } from './lib/config.js';
+import { extension } from './lib/extension.js';
 import { clockMs, now } from './lib/metrics.js';
 import { probeOptions } from './lib/options.js';
 import { assertOutput, planOutput } from './lib/output.js';
@@ -28,6 +29,8 @@ import {
 } from './lib/probes.js';
 import { summarize } from './lib/summary.js';
 
+const sse = extension('k6/x/proxybench/sse');
+
 const CHUNKS = 4;
 const CHUNK_BYTES = 4096;
 const INTERVAL_MS = 50;
@@ -35,10 +38,10 @@ const TOTAL = CHUNKS * CHUNK_BYTES;
 const RULE = pacing(INTERVAL_MS);
 const RULES = [COMPRESSED, ...PACING_WHY];
 
-const cfg = loadConfig({ scenario: 'stream', mode: 'probe', route: '/stream', client: 'k6/x/sse' });
+const cfg = loadConfig({ scenario: 'stream', mode: 'probe', route: '/stream', client: 'k6/x/proxybench/sse' });
 const out = planOutput(cfg);
 const url = `${cfg.url}?chunks=${CHUNKS}&chunk_bytes=${CHUNK_BYTES}&interval_ms=${INTERVAL_MS}`;
-// http3: over h3, k6/x/sse sends through the VU's k6/x/http3 connections (k6's own transport
+// http3: over h3, k6/x/proxybench/sse sends through the VU's k6/x/proxybench/http3 connections (k6's own transport
 // speaks h1 and h2 only)
 const params = {
   headers: FETCH_HEADERS,

@@ -1,6 +1,6 @@
 // upload: latency of POST /upload with an UPLOAD_BYTES body (default 256 KiB, built once in
 // the init context), SAMPLES times on one warm connection over PROTO (h1, h1c, h2 or h3;
-// default h2; h3 through k6/x/http3). The upstream replies {"bytes":N}: N must be exactly what
+// default h2; h3 through k6/x/proxybench/http3). The upstream replies {"bytes":N}: N must be exactly what
 // was sent, so a proxy that truncates or mangles the body fails the check.
 import { check } from 'k6';
 import { client } from './lib/client.js';

@@ -285,7 +285,7 @@ func (p *Prober) tcpTransport(proto Protocol, target string, sessions tls.Client
 }
 
 // quicTransport speaks HTTP/3 over a new QUIC connection to target (UDP), verifying the
-// certificate against our CA with the benchmark hostname as SNI, as k6/x/http3 does.
+// certificate against our CA with the benchmark hostname as SNI, as k6/x/proxybench/http3 does.
 func (p *Prober) quicTransport(target string, sessions tls.ClientSessionCache) *http3.Transport {
 	return &http3.Transport{
 		TLSClientConfig: &tls.Config{ServerName: p.host, RootCAs: p.pool, MinVersion: tls.VersionTLS13, ClientSessionCache: sessions},

@@ -1,4 +1,4 @@
-// Package http3 is the k6/x/http3 module: an HTTP/3 (QUIC) client for k6
+// Package http3 is the k6/x/proxybench/http3 module: an HTTP/3 (QUIC) client for k6
 // scripts, shaped like k6/http (request, get, post, put, del, batch, …),
 // honouring the same k6 options (hosts, insecureSkipTLSVerify,
 // noConnectionReuse, noVUConnectionReuse, tlsVersion, …) and emitting k6's

@@ -3,7 +3,7 @@ package http3
 import "go.k6.io/k6/v2/js/modules"
 
 // importPath is the name scripts import the module by.
-const importPath = "k6/x/http3"
+const importPath = "k6/x/proxybench/http3"
 
 func init() {
 	modules.Register(importPath, New())

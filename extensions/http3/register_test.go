@@ -12,7 +12,7 @@ func TestRegister(t *testing.T) {
 	t.Parallel()
 
 	extension, ok := ext.Get(ext.JSExtension)[importPath]
-	require.True(t, ok, "k6/x/http3 is registered")
-	assert.Equal(t, "k6/x/http3", extension.Name)
+	require.True(t, ok, "k6/x/proxybench/http3 is registered")
+	assert.Equal(t, "k6/x/proxybench/http3", extension.Name)
 	assert.IsType(t, &RootModule{}, extension.Module)
 }

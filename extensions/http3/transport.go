@@ -8,7 +8,7 @@ import (
 )
 
 // RoundTripper is the VU's HTTP/3 transport, for the other modules of this repository that
-// make their requests through k6's httpext themselves (k6/x/sse with its http3 param): their
+// make their requests through k6's httpext themselves (k6/x/proxybench/sse with its http3 param): their
 // requests go over this VU's QUIC connections, reused as the k6 options say, dialled through
 // k6's resolver and timed like http3.get()'s (connect and QUIC handshake hooks on the request's
 // trace). ctx is the VU context of the call (vu.Context()), state the VU's state.

@@ -47,7 +47,7 @@ func newPlan(o Options) (*plan, error) {
 	p := &plan{Options: o}
 	var ok bool
 	if p.protoTag, ok = protoNames[o.Proto]; !ok {
-		return nil, fmt.Errorf("client: proto %q: the native loop speaks h1c, h1 and h2 (h3 runs on k6/x/http3)", o.Proto)
+		return nil, fmt.Errorf("client: proto %q: the native loop speaks h1c, h1 and h2 (h3 runs on k6/x/proxybench/http3)", o.Proto)
 	}
 	u, err := url.Parse(o.URL)
 	if err != nil || u.Host == "" {

@@ -57,7 +57,7 @@ func newH3Server(t *testing.T, h http.Handler) *h3Server {
 	return s
 }
 
-// newH3TestEnv is a VU whose TLS config trusts srv: k6/x/http3 dials with the VU's TLS config.
+// newH3TestEnv is a VU whose TLS config trusts srv: k6/x/proxybench/http3 dials with the VU's TLS config.
 func newH3TestEnv(t *testing.T, srv *h3Server) *testEnv {
 	t.Helper()
 	env := newTestEnv(t, http.DefaultTransport)

@@ -1,4 +1,4 @@
-// Package sse is the k6/x/sse module: body-level timing of streamed HTTP
+// Package sse is the k6/x/proxybench/sse module: body-level timing of streamed HTTP
 // responses (Server-Sent Events and chunked bodies), which k6/http can't give
 // because it returns only once the whole body has been read.
 package sse
@@ -21,7 +21,7 @@ type (
 	ModuleInstance struct {
 		vu      modules.VU
 		metrics *instanceMetrics
-		// h3 is the VU's own k6/x/http3 instance, whose QUIC connections carry the
+		// h3 is the VU's own k6/x/proxybench/http3 instance, whose QUIC connections carry the
 		// calls made with the http3 param. It is made with the VU, as k6 makes
 		// module instances, so that its connections close when the VU is done.
 		h3 *http3.ModuleInstance
@@ -43,11 +43,11 @@ func New() *RootModule {
 func (*RootModule) NewModuleInstance(vu modules.VU) modules.Instance {
 	m, err := registerMetrics(vu.InitEnv().Registry)
 	if err != nil {
-		common.Throw(vu.Runtime(), fmt.Errorf("failed to register k6/x/sse metrics: %w", err))
+		common.Throw(vu.Runtime(), fmt.Errorf("failed to register k6/x/proxybench/sse metrics: %w", err))
 	}
 	h3, ok := http3.New().NewModuleInstance(vu).(*http3.ModuleInstance)
 	if !ok {
-		common.Throw(vu.Runtime(), fmt.Errorf("k6/x/sse: k6/x/http3 gave no *http3.ModuleInstance"))
+		common.Throw(vu.Runtime(), fmt.Errorf("k6/x/proxybench/sse: k6/x/proxybench/http3 gave no *http3.ModuleInstance"))
 	}
 	return &ModuleInstance{vu: vu, metrics: m, h3: h3}
 }

@@ -12,7 +12,7 @@ func TestRegister(t *testing.T) {
 	t.Parallel()
 
 	extension, ok := ext.Get(ext.JSExtension)[importPath]
-	require.True(t, ok, "k6/x/sse is registered")
-	assert.Equal(t, "k6/x/sse", extension.Name)
+	require.True(t, ok, "k6/x/proxybench/sse is registered")
+	assert.Equal(t, "k6/x/proxybench/sse", extension.Name)
 	assert.IsType(t, &RootModule{}, extension.Module)
 }

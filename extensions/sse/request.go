@@ -25,7 +25,7 @@ type request struct {
 	fn        string // "get" or "stream", for error messages
 	mode      mode
 	maxEvents int
-	http3     bool // over HTTP/3, on the VU's k6/x/http3 connections
+	http3     bool // over HTTP/3, on the VU's k6/x/proxybench/http3 connections
 	preq      *httpext.ParsedHTTPRequest
 }
 
@@ -76,7 +76,7 @@ func (mi *ModuleInstance) call(fn string, m mode, url, params sobek.Value) (sobe
 // k6/http. The only change is the transport: a copy of the VU state whose
 // Transport wraps the VU's state.Transport to timestamp the body as it is read.
 //
-// With the http3 param the tapped transport is the VU's k6/x/http3 one instead: the same QUIC
+// With the http3 param the tapped transport is the VU's k6/x/proxybench/http3 one instead: the same QUIC
 // connections, reuse options, resolver and timings as http3.get(), so the response is
 // proto HTTP/3.0 and everything else (samples, tags, errors) is as over h1 and h2.
 func (mi *ModuleInstance) do(ctx context.Context, state *lib.State, req *request) (*Result, error) {

@@ -56,7 +56,7 @@ export function bodyText(body) {
 }
 
 // opened tells whether a request opened the connection it went over: k6 timed a connect (and a
-// TLS handshake, over TLS) for it. Over QUIC the handshake is the connection: k6/x/http3 times
+// TLS handshake, over TLS) for it. Over QUIC the handshake is the connection: k6/x/proxybench/http3 times
 // the QUIC handshake as tls_handshaking (and the UDP socket's opening, a few µs, as connecting),
 // on the request that dialled only, so tls_handshaking > 0 is the proof.
 export function opened(res, cfg) {
@@ -129,7 +129,7 @@ export function explainProto(cfg, got) {
   } else if (want === 'HTTP/2.0') {
     why = `the target did not accept h2 by ALPN on ${cfg.origin}`;
   } else if (want === 'HTTP/3.0') {
-    why = 'k6/x/http3 speaks HTTP/3 only: this is a bug in the client, not a property of the target';
+    why = 'k6/x/proxybench/http3 speaks HTTP/3 only: this is a bug in the client, not a property of the target';
   } else {
     why = 'the target answered over an unexpected protocol';
   }

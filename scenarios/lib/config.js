@@ -3,7 +3,8 @@
 // the variable.
 import { DEFAULT_PROFILE, profile } from './profiles.js';
 import { protocol } from './protocols.js';
-import { origin, target } from './targets.js';
+import { clientFor } from './client.js';
+import { chosenTarget, origin } from './targets.js';
 
 const DURATION_RE = /^(\d+(\.\d+)?(ms|s|m|h))+$/;
 const DURATION_UNITS = { ms: 0.001, s: 1, m: 60, h: 3600 };
@@ -67,7 +68,7 @@ function stamp(d = new Date()) {
 //   protos, defaultProto: the protocols a probe runs over, and the one without PROTO
 //   protoNote: appended to the error for a PROTO the probe can't run over
 //   websocket: the measured URL is ws:// or wss:// (cfg.origin stays http(s) for setup's probe)
-//   client: what sends the measured requests, said in every result: k6/http, k6/x/http3 (the
+//   client: what sends the measured requests, said in every result: k6/http, k6/x/proxybench/http3 (the
 //     default for the protocol) or native (k6/x/proxybench/load, scenarios/native/)
 export function loadConfig({
   scenario,
@@ -91,7 +92,7 @@ export function loadConfig({
     }
   }
   const pr = protocol(protoName);
-  const t = target(env('TARGET') || 'direct');
+  const t = chosenTarget(env('TARGET'));
 
   const duration = env('DURATION') || p.duration;
   const warmup = env('WARMUP') || p.warmup;
@@ -108,7 +109,10 @@ export function loadConfig({
     mode,
     route,
     proto: pr,
-    client: client || (pr.quic ? 'k6/x/http3' : 'k6/http'),
+    client: client || (pr.quic ? 'k6/x/proxybench/http3' : 'k6/http'),
+    // what sends a request through the protocol, resolved now: an extension can only be
+    // loaded in the init context
+    http: clientFor(pr),
     target: t,
     profile: profileName,
     testid, // the init-time value: read the test's own from exec.test.options.tags (summary.js)

@@ -5,15 +5,17 @@
 // (status 200, 4096 bytes, the protocol) and emitting k6's samples. The JavaScript around each
 // request is gone, and with it most of what k6 costs per request: see README, "The client".
 import exec from 'k6/execution';
-import load from 'k6/x/proxybench/load';
 import { requestParams, ROOT_BYTES, rootCheckName } from './checks.js';
 import { loadConfig } from './config.js';
+import { extension } from './extension.js';
 import { reusedOptions } from './options.js';
 import { planOutput } from './output.js';
 import { setupRoot } from './scenario.js';
 import { summarize } from './summary.js';
 
 export const NATIVE_CLIENT = 'native';
+
+const load = extension('k6/x/proxybench/load');
 
 // nativeScenario builds reused-<proto> for h1c, h1 or h2 on the native loop.
 export function nativeScenario({ scenario, proto }) {

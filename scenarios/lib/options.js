@@ -5,7 +5,7 @@ import { hosts } from './targets.js';
 
 export const TREND_STATS = ['avg', 'min', 'med', 'max', 'p(90)', 'p(95)', 'p(99)', 'count'];
 
-// The protocols k6/http (and k6/x/http3) can report in the proto tag.
+// The protocols k6/http (and k6/x/proxybench/http3) can report in the proto tag.
 export const PROTO_TAGS = ['HTTP/1.0', 'HTTP/1.1', 'HTTP/2.0', 'HTTP/3.0'];
 
 // Why a load scenario's response failed its check (checks.js checkRoot).
@@ -71,9 +71,24 @@ function validity(cfg) {
   return th;
 }
 
+// cloud is options.cloud, read by `k6 cloud run` (and ignored by `k6 run`): the run is named by
+// its scenario and target, in the project K6_CLOUD_PROJECT_ID names (else the stack's default).
+export function cloudOptions(cfg) {
+  const o = { name: `proxybench ${cfg.k6Scenario} ${cfg.target.name}` };
+  const project = __ENV.K6_CLOUD_PROJECT_ID;
+  if (project) {
+    if (!/^\d+$/.test(String(project).trim())) {
+      throw new Error(`K6_CLOUD_PROJECT_ID must be a project's number, got "${project}"`);
+    }
+    o.projectID = Number(project);
+  }
+  return o;
+}
+
 function base(cfg) {
   return {
     hosts: hosts(cfg.target),
+    cloud: cloudOptions(cfg),
     // test-wide tags; k6 adds scenario and proto (negotiated, e.g. HTTP/2.0) itself
     tags: { testid: cfg.testid, target: cfg.target.name, mode: cfg.mode },
     summaryTrendStats: TREND_STATS,
@@ -118,7 +133,7 @@ export function reusedOptions(cfg) {
   o.thresholds.new_connections = [`count<=${reuseAllowed(vus)}`];
   o.thresholds['new_connections{scenario:warmup}'] = hook.counter;
   if (cfg.proto.mux) {
-    // k6 defaults to 6 parallel requests per host and 20 per batch (k6/x/http3 applies the same)
+    // k6 defaults to 6 parallel requests per host and 20 per batch (k6/x/proxybench/http3 applies the same)
     o.batch = cfg.streams;
     o.batchPerHost = cfg.streams;
   }

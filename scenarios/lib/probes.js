@@ -31,7 +31,7 @@ const ENCODINGS = ['gzip', 'deflate', 'br', 'zstd', 'other'];
 // and judged like any other. Invalid: the upstream never compresses, so the proxy did, and every
 // proxy of the suite is meant to pass bodies through untouched; one that compresses does other
 // work than the rest, so its figures would not compare. Still judged: k6/http decodes json's
-// body, and k6/x/sse decodes the streams as they come (each event timed when the compressed bytes
+// body, and k6/x/proxybench/sse decodes the streams as they come (each event timed when the compressed bytes
 // that carried it arrived), so the size checks and the timing rules apply to what a browser
 // would get. The result then says both that the proxy compressed and whether it held the stream
 // back, which compressing proxies tend to do: nginx's gzip, with proxy_buffering on, sends
@@ -79,7 +79,7 @@ export function pacing(intervalMs) {
   return { intervalMs, slack, gapMin: intervalMs - slack, gapMax: intervalMs + slack };
 }
 
-// chunkArrivals turns k6/x/sse's reads (chunks_ms, chunks_bytes) into the time each of the
+// chunkArrivals turns k6/x/proxybench/sse's reads (chunks_ms, chunks_bytes) into the time each of the
 // upstream's chunkBytes-byte chunks was whole: however a proxy splits or merges them into
 // reads, a chunk has arrived when its last byte has.
 export function chunkArrivals(res, chunkBytes) {

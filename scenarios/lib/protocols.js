@@ -4,7 +4,7 @@
 // ALPN on every TLS connection and there is no per-request switch. setup() proves the protocol
 // with one request before any load (see checks.js probeTarget).
 //
-// h3 (HTTP/3 over QUIC) goes through k6/x/http3, our HTTP/3 client compiled into bin/k6 (k6/http
+// h3 (HTTP/3 over QUIC) goes through k6/x/proxybench/http3, our HTTP/3 client compiled into bin/k6 (k6/http
 // speaks h1 and h2 only), to the target's TLS port number over UDP. It has k6/http's API and
 // emits k6's own metrics with proto HTTP/3.0; `quic` marks it for what differs (lib/client.js).
 //   mux: one connection carries concurrent streams (reused-* runs STREAMS per connection).

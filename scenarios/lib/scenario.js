@@ -16,7 +16,7 @@ export function setupRoot(cfg, out) {
   return { probed: probeTarget(cfg, { expectBytes: ROOT_BYTES }) };
 }
 
-// rootScenario: GET / once per iteration with client (k6/http or k6/x/http3), every response
+// rootScenario: GET / once per iteration with client (k6/http or k6/x/proxybench/http3), every response
 // checked. mode 'reused' keeps each VU's connection; mode 'fresh' opens one per request and
 // proves it (new_connections == requests, rps over first request start → last response end).
 export function rootScenario({ scenario, mode, proto, client }) {

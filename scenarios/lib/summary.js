@@ -126,7 +126,7 @@ export function buildResult(data, cfg, spec = {}) {
   }
   const rps = cfg.mode !== 'probe' && durationS ? round(counted / durationS, 1) : null;
 
-  // counted from k6/http timings; k6/websockets and k6/x/sse results carry none
+  // counted from k6/http timings; k6/websockets and k6/x/proxybench/sse results carry none
   const newConns = spec.ws || spec.noTimings ? undefined : count(data, `new_connections${s}`);
 
   const result = {

@@ -2,6 +2,7 @@
 // http/1.1 only) on kept-alive connections, one per VU, driven by k6/x/proxybench/load (only in bin/k6).
 // The same run as scenarios/reused-h1.js, at a fraction of the client's CPU per request;
 // make k6 and make bench run this one unless CLIENT=k6. Every response is checked in Go.
+'use k6 with k6/x/proxybench/load';
 import { nativeScenario } from '../lib/native.js';
 
 const s = nativeScenario({ scenario: 'reused-h1', proto: 'h1' });

@@ -2,6 +2,7 @@
 // kept-alive connections, one per VU, each keeping STREAMS streams in flight (as h2load -m does), driven by k6/x/proxybench/load (only in bin/k6).
 // The same run as scenarios/reused-h2.js, at a fraction of the client's CPU per request;
 // make k6 and make bench run this one unless CLIENT=k6. Every response is checked in Go.
+'use k6 with k6/x/proxybench/load';
 import { nativeScenario } from '../lib/native.js';
 
 const s = nativeScenario({ scenario: 'reused-h2', proto: 'h2' });

@@ -16,8 +16,8 @@ func main() {
 
 // offlineByDefault keeps bin/k6 off the internet however it is started (make, or `bin/k6 run`
 // by hand): no usage report, and no automatic download of an extension a script imports (ours
-// are compiled in; the registry's k6/x/sse is another extension). Set explicitly, either
-// variable is left as given.
+// are compiled in, under k6/x/proxybench/, a prefix no registry entry owns). Set explicitly,
+// either variable is left as given.
 func offlineByDefault() {
 	for k, v := range map[string]string{"K6_NO_USAGE_REPORT": "true", "K6_AUTO_EXTENSION_RESOLUTION": "false"} {
 		if _, set := os.LookupEnv(k); !set {

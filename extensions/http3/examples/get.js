@@ -1,11 +1,11 @@
-// HTTP/3 GETs with k6/x/http3: one QUIC connection per VU, reused across
+// HTTP/3 GETs with k6/x/proxybench/http3: one QUIC connection per VU, reused across
 // iterations, and a batch as two concurrent streams on it.
 //
 //   BASE_URL    target (default https://bench.test:19950, the example server)
 //   CONNECT_TO  the IP bench.test is mapped to with the hosts option (default 127.0.0.1)
 //
 // The certificate is verified: trust its CA with SSL_CERT_FILE (see examples/server).
-import http3 from "k6/x/http3";
+import http3 from "k6/x/proxybench/http3";
 import { check } from "k6";
 
 const BASE_URL = __ENV.BASE_URL || "https://bench.test:19950";

@@ -1,4 +1,4 @@
-// k6/x/sse: time to the first Server-Sent Event, gaps between events, and time
+// k6/x/proxybench/sse: time to the first Server-Sent Event, gaps between events, and time
 // to the first chunk of a streamed body — what k6/http can't see, since it
 // returns only once the whole body is read.
 //
@@ -10,7 +10,7 @@
 // sends the headers at once but every event at the end: the "not buffered"
 // checks then fail, and so does the run.
 import { check } from 'k6';
-import sse from 'k6/x/sse';
+import sse from 'k6/x/proxybench/sse';
 
 const BASE_URL = __ENV.BASE_URL || 'http://127.0.0.1:9000';
 const COUNT = 3;

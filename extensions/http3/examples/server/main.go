@@ -1,4 +1,4 @@
-// Command server is a small HTTP/3 server to try k6/x/http3 with: quic-go on
+// Command server is a small HTTP/3 server to try k6/x/proxybench/http3 with: quic-go on
 // UDP, routes shaped like the proxybench upstream's (/ is 4096 bytes,
 // /healthz, /json, /upload), a throwaway CA and a certificate for bench.test
 // and 127.0.0.1. It writes the CA to -ca so that k6 can trust it:

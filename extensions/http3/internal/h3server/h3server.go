@@ -1,5 +1,5 @@
 // Package h3server is a small HTTP/3 (quic-go) server for the tests, the
-// benchmark and the example of k6/x/http3: a throwaway CA and leaf
+// benchmark and the example of k6/x/proxybench/http3: a throwaway CA and leaf
 // certificate, routes shaped like the proxybench upstream's, and counters of
 // the QUIC connections it accepted and how they were closed.
 package h3server
