@@ -48,10 +48,20 @@ type Runner struct {
 	// but only by its executors' maxDuration (10 minutes) and request timeouts, and a stopped
 	// or wedged target can hold an extension's connection for longer.
 	Timeout time.Duration
+	// Command is k6's subcommand and its flags; empty is run (`cloud run --local-execution`
+	// streams the same run to k6 cloud).
+	Command []string
 	// OnStart, when set, is told k6's pid as soon as k6 runs (soak follows its memory).
 	OnStart func(pid int)
 	Stdout  io.Writer
 	Stderr  io.Writer
+}
+
+func (r *Runner) command() []string {
+	if len(r.Command) == 0 {
+		return []string{"run"}
+	}
+	return r.Command
 }
 
 // Job is one cell: a scenario against one target, and for probes the protocol.
@@ -165,7 +175,7 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 	}
 	// No --tag testid=…: a CLI tag replaces the script's options.tags (target, mode, …), and the
 	// scripts already tag testid from TESTID.
-	argv := append(append(slices.Clone(r.ClientPrefix), r.K6, "run"), r.ExtraArgs...)
+	argv := append(append(append(slices.Clone(r.ClientPrefix), r.K6), r.command()...), r.ExtraArgs...)
 	argv = append(argv, script)
 	runCtx := ctx
 	if r.Timeout > 0 {
