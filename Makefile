@@ -61,6 +61,7 @@ help: # List every target with what it does
 	@echo "             k6, bench: RUN_TIMEOUT=5m (a run not ended by then is stopped as hung; default 5m + DURATION + WARMUP)"
 	@echo "             OBSERVE=1 (up, k6, bench: InfluxDB too; k6 runs stream into it while it is up)"
 	@echo "             up, bench: TLS_PROFILE=x25519|pq (one of targets.json tls_profiles, for every target alike)"
+	@echo "             k6-cloud: MODE=local|cloud  TARGET_URL=https://proxy.example:8443 (cloud)  K6_CLOUD_TOKEN, K6_CLOUD_STACK_ID (or bin/k6 cloud login)  K6_CLOUD_PROJECT_ID"
 	@echo "             compose-up: COMPOSE_PROFILES=observe (InfluxDB + Grafana), godoxy (with GODOXY_BIN=…)"
 
 bin/k6: $(K6_SOURCES)
@@ -116,6 +117,9 @@ status: bin/proxybench # Show each target's version, pid and per-protocol health
 
 k6: build bin/observe $(WITH_OBSERVE) # Run SCENARIO against TARGET (one or all running) and print the side-by-side table
 	env $$(bin/observe env) bin/proxybench k6 -scenario "$(SCENARIO)" -targets "$(TARGET)" -proto "$(PROTO)" -profile $(PROFILE) -testid $(TESTID) -- $(ARGS)
+
+k6-cloud: bin/proxybench bin/k6 # k6 cloud: MODE=local (default) runs SCENARIO here with bin/k6 against the stack, streamed to k6 cloud; MODE=cloud gives a portable one to Grafana's load generators against TARGET_URL
+	bin/proxybench k6-cloud -scenario "$(SCENARIO)" -targets "$(TARGET)" -proto "$(PROTO)" -profile $(PROFILE) -testid $(TESTID) -mode "$(or $(MODE),local)" -target-url "$(TARGET_URL)" -- $(ARGS)
 
 BENCH_FLAGS = -targets "$(TARGETS)" -profile "$(PROFILE)" -protos "$(PROTOS)" -modes "$(MODES)" $(if $(RUNS),-runs "$(RUNS)") $(if $(call truthy,$(DASHBOARD)),-dashboard) $(if $(call truthy,$(RESTART)),-restart) -pin "$(PIN)"
 
@@ -175,4 +179,4 @@ test: setup influxd test-deps lint # Unit tests, k6 inspect of every scenario, a
 clean: # Remove built binaries and results (the install cache stays)
 	rm -rf bin results
 
-.PHONY: help k6-build build setup pins up down bench-check soak-check soak calibrate compose-up compose-down status k6 bench table lint test clean influxd observe-up observe-down
+.PHONY: help k6-build build setup pins up down bench-check soak-check soak calibrate k6-cloud compose-up compose-down status k6 bench table lint test clean influxd observe-up observe-down

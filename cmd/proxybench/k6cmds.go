@@ -54,6 +54,11 @@ func parseRunFlags(fs *flag.FlagSet, args []string) (*runFlags, error) {
 	if err := checkKnobs(os.Getenv); err != nil {
 		return nil, err
 	}
+	// the scripts would aim at TARGET_URL while the runner counts, samples and names the local
+	// target: only k6-cloud's MODE=cloud (which runs no local target) takes it
+	if u := os.Getenv("TARGET_URL"); u != "" && fs.Name() != "k6-cloud" {
+		return nil, fmt.Errorf("TARGET_URL=%s: make %s measures the targets of the local stack; a remote target runs as `bin/k6 run -e TARGET_URL=%s scenarios/<scenario>.js` or `make k6-cloud MODE=cloud`", u, fs.Name(), u)
+	}
 	var err error
 	if f.timeout, err = runTimeout(os.Getenv); err != nil {
 		return nil, err

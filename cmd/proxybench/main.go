@@ -36,6 +36,7 @@ var commands = map[string]func(ctx context.Context, args []string) error{
 	"down":      cmdDown,
 	"status":    cmdStatus,
 	"k6":        cmdK6,
+	"k6-cloud":  cmdK6Cloud, // cloud.go
 	"bench":     cmdBench,
 	"soak":      cmdSoak,
 	"calibrate": cmdCalibrate,
@@ -43,11 +44,12 @@ var commands = map[string]func(ctx context.Context, args []string) error{
 	"pins":      cmdPins,
 	"report":    cmdReport, "compare": cmdCompare, // reportcmds.go
 	"certs": cmdCerts, "exec": cmdExec, "attach": cmdAttach, // the compose engine
+	"k8s": cmdK8s, // k8s.go: a k6-operator TestRun and its ConfigMap
 }
 
 func main() {
 	if len(os.Args) < 2 || commands[os.Args[1]] == nil {
-		fmt.Fprintln(os.Stderr, "usage: proxybench setup|pins|up|down|status|k6|bench|soak|calibrate|table|report|compare|certs|exec|attach [flags] (see `make help`)")
+		fmt.Fprintln(os.Stderr, "usage: proxybench setup|pins|up|down|status|k6|k6-cloud|bench|soak|calibrate|table|report|compare|certs|exec|attach [flags] (see `make help`)")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -1,0 +1,343 @@
+package e2e
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proxybench/proxybench/runner"
+)
+
+// k6Env is what every k6 of these tests runs with, and nothing of the caller's scenario knobs.
+func k6Env(extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains([]string{"TARGET", "TARGET_URL", "TARGETS_FILE", "PROTO", "TESTID", "SUMMARY_JSON"}, k) {
+			env = append(env, kv)
+		}
+	}
+	return append(append(env, "K6_NO_USAGE_REPORT=true", "K6_AUTO_EXTENSION_RESOLUTION=false"), extra...)
+}
+
+// scriptNeeds reads README's "Which k6 runs what": scenario (native/… for the native loop) →
+// the extension it always needs, "" for any k6.
+func scriptNeeds(t *testing.T, root string) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(data), "### Which k6 runs what\n")
+	if !ok {
+		t.Fatal(`README.md has no "### Which k6 runs what"`)
+	}
+	sec, _, _ = strings.Cut(sec, "\n### ")
+	row := regexp.MustCompile("(?m)^\\| `([a-z0-9/-]+)` \\| (.+) \\|$")
+	ext := regexp.MustCompile("^bin/k6 \\(`(k6/x/[a-z0-9/]+)`\\)$")
+	needs := map[string]string{}
+	for _, m := range row.FindAllStringSubmatch(sec, -1) {
+		switch e := ext.FindStringSubmatch(m[2]); {
+		case e != nil:
+			needs[m[1]] = e[1]
+		case strings.HasPrefix(m[2], "any k6"):
+			needs[m[1]] = ""
+		default:
+			t.Fatalf("README.md: %s runs on %q: want `any k6…` or `bin/k6 (`k6/x/…`)`", m[1], m[2])
+		}
+	}
+	return needs
+}
+
+// scripts lists every scenario script by its README name: reused-h2, native/reused-h2, ….
+func scripts(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, pattern := range []string{"*.js", "native/*.js"} {
+		files, _ := filepath.Glob(filepath.Join(root, "scenarios", pattern))
+		for _, f := range files {
+			rel, _ := filepath.Rel(filepath.Join(root, "scenarios"), f)
+			out[strings.TrimSuffix(rel, ".js")] = f
+		}
+	}
+	if len(out) < len(runner.Throughput)+len(runner.Probes) {
+		t.Fatalf("found %d scenario scripts, want at least %d", len(out), len(runner.Throughput)+len(runner.Probes))
+	}
+	return out
+}
+
+// deps is what `k6 deps --json` says a script needs beyond k6: the k6/x/ modules.
+func deps(t *testing.T, k6, script string) []string {
+	t.Helper()
+	cmd := exec.Command(k6, "deps", "--json", script)
+	cmd.Env = k6Env()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("k6 deps %s: %v", script, err)
+	}
+	var d struct {
+		BuildDependencies map[string]string `json:"buildDependencies"`
+	}
+	if err := json.Unmarshal(out, &d); err != nil {
+		t.Fatalf("k6 deps %s: %v\n%s", script, err, out)
+	}
+	var ours []string
+	for k := range d.BuildDependencies {
+		if strings.HasPrefix(k, "k6/x/") {
+			ours = append(ours, k)
+		}
+	}
+	slices.Sort(ours)
+	return ours
+}
+
+// stockK6 builds k6 as Grafana releases it, from the same module as bin/k6 but without our
+// extensions: what a user without this repository runs.
+func stockK6(t *testing.T, root string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "k6")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "go.k6.io/k6/v2")
+	cmd.Dir = filepath.Join(root, "extensions")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building a stock k6 from extensions/go.mod's k6: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// remote is the PROTO (for probes and equal-load) and a base URL of the scheme the script's
+// protocol needs, for archives only: no request is sent.
+func remote(name string) (proto, url string) {
+	switch {
+	case name == "ws":
+		proto = "h1c"
+	case runner.IsProbe(name) || name == "equal-load":
+		proto = "h2"
+	}
+	if proto == "h1c" || strings.HasSuffix(name, "-h1c") {
+		return proto, "http://proxy.example:8081"
+	}
+	return proto, "https://proxy.example:8443"
+}
+
+// The README's table is what k6 deps says; every script that needs one of our extensions says
+// so to a stock k6 before any load, and every other one runs on a stock k6: it archives with a
+// remote TARGET_URL, the archive holds no file of this clone but the scripts, and it passes
+// `k6 inspect --execution-requirements` in another directory (what k6 cloud does with it).
+func TestPortableScenarios(t *testing.T) {
+	h := newHarness(t)
+	k6 := filepath.Join(h.root, "bin", "k6")
+	stock := stockK6(t, h.root)
+	needs := scriptNeeds(t, h.root)
+	all := scripts(t, h.root)
+	for name := range all {
+		if _, ok := needs[name]; !ok {
+			t.Errorf("README.md's \"Which k6 runs what\" has no row for %s", name)
+		}
+	}
+	for name, want := range needs {
+		script, ok := all[name]
+		if !ok {
+			t.Errorf("README.md's \"Which k6 runs what\" names %s, which is no script", name)
+			continue
+		}
+		t.Run(strings.ReplaceAll(name, "/", "-"), func(t *testing.T) {
+			got := deps(t, k6, script)
+			if want == "" && len(got) > 0 || want != "" && !slices.Equal(got, []string{want}) {
+				t.Fatalf("k6 deps says %s needs %v; README.md says %q", name, got, want)
+			}
+			if want != "" {
+				_, url := remote(name)
+				inspect := exec.Command(stock, "inspect", "-e", "TARGET_URL="+url, script)
+				inspect.Env = k6Env()
+				out, err := inspect.CombinedOutput()
+				if err == nil || !strings.Contains(string(out), want+" is one of proxybench's own k6 extensions") || !strings.Contains(string(out), "bin/k6") {
+					t.Fatalf("a stock k6 on %s: want it stopped, saying to run bin/k6; got %v\n%s", name, err, out)
+				}
+				return
+			}
+			archive := filepath.Join(t.TempDir(), "test.tar")
+			proto, url := remote(name)
+			env := []string{"-e", "TARGET_URL=" + url, "-e", "TARGET=edge"}
+			if proto != "" {
+				env = append(env, "-e", "PROTO="+proto)
+			}
+			if name == "equal-load" {
+				env = append(env, "-e", "RATE=100")
+			}
+			cmd := exec.Command(stock, append(append([]string{"archive", "-O", archive}, env...), script)...)
+			cmd.Env = k6Env()
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("a stock k6 archives %s: %v\n%s", name, err, out)
+			}
+			for _, f := range archivedFiles(t, archive) {
+				if !strings.Contains(f, "/scenarios/") {
+					t.Errorf("the archive of %s holds %s: a remote run must read no file of this clone but its scripts", name, f)
+				}
+			}
+			elsewhere := t.TempDir()
+			cmd = exec.Command(stock, "inspect", "--execution-requirements", archive)
+			cmd.Dir = elsewhere
+			cmd.Env = append(k6Env(), "PWD="+elsewhere)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("k6 inspect --execution-requirements of the archive, from another directory: %v\n%s", err, out)
+			}
+			var plan struct {
+				MaxVUs int `json:"maxVUs"`
+			}
+			if err := json.Unmarshal(out[bytes.IndexByte(out, '{'):], &plan); err != nil || plan.MaxVUs < 1 {
+				t.Fatalf("k6 inspect --execution-requirements: want maxVUs ≥ 1, got %v\n%s", err, out)
+			}
+		})
+	}
+}
+
+// archivedFiles lists the files a k6 archive carries (its file/ tree).
+func archivedFiles(t *testing.T, archive string) []string {
+	t.Helper()
+	f, err := os.Open(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var files []string
+	r := tar.NewReader(f)
+	for {
+		hdr, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return files
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", archive, err)
+		}
+		if hdr.Typeflag == tar.TypeReg && strings.HasPrefix(hdr.Name, "file/") {
+			files = append(files, strings.TrimPrefix(hdr.Name, "file"))
+		}
+	}
+}
+
+// A portable scenario reaches a target by TARGET_URL alone: the upstream listens on 127.0.0.2
+// only, where the `hosts` mapping of targets.json (127.0.0.1) would never send it, and the runs
+// are valid, counted by the upstream itself.
+func TestRemoteTarget(t *testing.T) {
+	h := newHarness(t)
+	port := freePort(t, "127.0.0.2")
+	addr := net.JoinHostPort("127.0.0.2", strconv.Itoa(port))
+	ctx, cancel := context.WithCancel(context.Background())
+	up := exec.CommandContext(ctx, filepath.Join(h.root, "bin", "upstream"), "-h1c", addr)
+	var upOut bytes.Buffer
+	up.Stdout, up.Stderr = &upOut, &upOut
+	if err := up.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); _ = up.Wait() })
+	waitHTTP(t, "http://"+addr+"/debug/conns", &upOut)
+	if c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), time.Second); err == nil {
+		c.Close()
+		t.Skipf("something listens on 127.0.0.1:%d too: the test could not tell the two addresses apart", port)
+	}
+
+	url := "http://" + addr
+	tests := []struct {
+		scenario string
+		env      []string
+		check    func(t *testing.T, r *runner.Result)
+	}{
+		{"reused-h1c", []string{"DURATION=2s", "WARMUP=1s", "CONNECTIONS=2"}, func(t *testing.T, r *runner.Result) {
+			if r.RPS == nil || *r.RPS <= 0 {
+				t.Errorf("rps %v, want a positive figure", r.RPS)
+			}
+		}},
+		{"fresh-h1c", []string{"REQUESTS=60", "FRESH_CONNECTIONS=4"}, func(t *testing.T, r *runner.Result) {
+			if r.Requests != 60 {
+				t.Errorf("%v requests, want 60", r.Requests)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.scenario, func(t *testing.T) {
+			before := upstreamAccepted(t, url)
+			summary := filepath.Join(t.TempDir(), "result.json")
+			cmd := exec.Command(filepath.Join(h.root, "bin", "k6"), "run", "-q", filepath.Join(h.root, "scenarios", tt.scenario+".js"))
+			cmd.Dir = t.TempDir()
+			cmd.Env = k6Env(append([]string{"TARGET_URL=" + url, "TARGET=far", "SUMMARY_JSON=" + summary}, tt.env...)...)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("k6 run %s against %s: %v\n%s", tt.scenario, url, err, out)
+			}
+			r, err := runner.LoadResult(summary)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.Valid || r.Target != "far" {
+				t.Fatalf("result: valid %v (%v), target %q; want valid, target far", r.Valid, r.Invalid, r.Target)
+			}
+			var doc struct {
+				Config struct {
+					Origin string `json:"target_origin"`
+				} `json:"config"`
+			}
+			raw, _ := os.ReadFile(summary)
+			_ = json.Unmarshal(raw, &doc)
+			if doc.Config.Origin != url {
+				t.Errorf("config.target_origin %q, want %q", doc.Config.Origin, url)
+			}
+			if got := upstreamAccepted(t, url) - before; got < 2 {
+				t.Errorf("the upstream on %s accepted %d connections during the run", addr, got)
+			}
+			tt.check(t, r)
+		})
+	}
+}
+
+func freePort(t *testing.T, host string) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		t.Skipf("cannot listen on %s (loopback beyond 127.0.0.1 not routed here?): %v", host, err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func waitHTTP(t *testing.T, url string, log fmt.Stringer) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if res, err := http.Get(url); err == nil {
+			res.Body.Close()
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s did not answer within 10s\n%s", url, log)
+}
+
+// upstreamAccepted is the upstream's count of accepted cleartext connections (/debug/conns).
+func upstreamAccepted(t *testing.T, origin string) int {
+	t.Helper()
+	res, err := http.Get(origin + "/debug/conns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var c map[string]int
+	if err := json.NewDecoder(res.Body).Decode(&c); err != nil {
+		t.Fatalf("/debug/conns: %v", err)
+	}
+	return c["h1c"]
+}
