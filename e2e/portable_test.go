@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,10 +18,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/proxybench/proxybench/runner"
+	"github.com/proxybench/proxybench/stack"
 )
 
 // k6Env is what every k6 of these tests runs with, and nothing of the caller's scenario knobs.
@@ -340,4 +343,120 @@ func upstreamAccepted(t *testing.T, origin string) int {
 		t.Fatalf("/debug/conns: %v", err)
 	}
 	return c["h1c"]
+}
+
+// cloudStandIn stands in for k6 cloud's API, which cannot be reached from here: it answers
+// every request with 200 and records it.
+type cloudStandIn struct {
+	url  string
+	mu   sync.Mutex
+	seen []string // "METHOD /path bytes"
+}
+
+func newCloudStandIn(t *testing.T) *cloudStandIn {
+	t.Helper()
+	c := &cloudStandIn{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		c.mu.Lock()
+		c.seen = append(c.seen, fmt.Sprintf("%s %s %d", r.Method, r.URL.Path, n))
+		c.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte("{}"))
+	}))
+	t.Cleanup(srv.Close)
+	c.url = srv.URL
+	return c
+}
+
+func (c *cloudStandIn) requests() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.seen)
+}
+
+// env points every k6 cloud endpoint at the stand-in.
+func (c *cloudStandIn) env() []string {
+	return []string{"K6_CLOUD_HOST=" + c.url, "K6_CLOUD_HOST_V6=" + c.url}
+}
+
+// Without a token and a stack, make k6-cloud stops at once in both modes, says how to log in,
+// and nothing reaches the cloud's API; the modes' refusals come before any network call too.
+func TestCloudRefusals(t *testing.T) {
+	h := newHarness(t)
+	api := newCloudStandIn(t)
+	home := t.TempDir()
+	noLogin := append(api.env(), "HOME="+home, "XDG_CONFIG_HOME=", "K6_CONFIG=", "K6_CLOUD_TOKEN=", "K6_CLOUD_STACK_ID=")
+	fake := append(api.env(), "K6_CLOUD_TOKEN=stand-in", "K6_CLOUD_STACK_ID=1")
+	tests := []struct {
+		name string
+		args []string
+		env  []string
+		want string
+	}{
+		{"local, not logged in", []string{"-scenario", "reused-h1c", "-targets", "direct"}, noLogin, "k6 cloud login"},
+		{"cloud, not logged in", []string{"-scenario", "reused-h2", "-mode", "cloud", "-target-url", "https://proxy.example:8443"}, noLogin, "k6 cloud login"},
+		{"cloud, h3", []string{"-scenario", "reused-h3", "-mode", "cloud", "-target-url", "https://proxy.example:8443"}, fake, "k6/x/proxybench/http3"},
+		{"cloud, our extension", []string{"-scenario", "stream", "-proto", "h2", "-mode", "cloud", "-target-url", "https://proxy.example:8443"}, fake, "needs k6/x/proxybench/sse"},
+		{"cloud, h1 over TLS", []string{"-scenario", "fresh-h1", "-mode", "cloud", "-target-url", "https://proxy.example:8443"}, fake, "GODEBUG=http2client=0"},
+		{"cloud without TARGET_URL", []string{"-scenario", "fresh-h2", "-mode", "cloud"}, fake, "MODE=cloud needs TARGET_URL"},
+		{"unknown mode", []string{"-scenario", "fresh-h2", "-mode", "remote"}, fake, `MODE="remote"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(filepath.Join(h.root, "bin", "proxybench"), append([]string{"k6-cloud"}, tt.args...)...)
+			cmd.Dir = h.root
+			cmd.Env = append(h.env(), tt.env...)
+			start := time.Now()
+			out, err := cmd.CombinedOutput()
+			if err == nil || !strings.Contains(string(out), tt.want) {
+				t.Fatalf("want a failure saying %q, got %v\n%s", tt.want, err, out)
+			}
+			if took := time.Since(start); took > 10*time.Second {
+				t.Errorf("took %v to refuse", took)
+			}
+			if seen := api.requests(); len(seen) > 0 {
+				t.Fatalf("the cloud API was called: %v", seen)
+			}
+		})
+	}
+}
+
+// MODE=local is `bin/k6 cloud run --local-execution` against the local stack: the run streams
+// its metrics to k6 cloud and writes the result JSON as make k6 does. The cloud's API is a
+// stand-in, given to k6 as an externally provisioned run (K6_CLOUD_PUSH_REF_ID, as the
+// k6-operator hands runs to k6), so k6 skips the provisioning calls and only pushes metrics.
+func TestCloudLocalExecution(t *testing.T) {
+	h := harnessAt(t, 2200, stack.Direct)
+	if out, err := h.proxybench(t, "up"); err != nil {
+		t.Fatalf("up: %v\n%s", err, out)
+	}
+	defer h.down(t)
+	api := newCloudStandIn(t)
+	cmd := exec.Command(filepath.Join(h.root, "bin", "proxybench"), "k6-cloud", "-scenario", "reused-h1c", "-targets", "direct", "-testid", "cloud-local")
+	cmd.Dir = h.root
+	cmd.Env = append(h.env(), append(api.env(),
+		"K6_CLOUD_TOKEN=stand-in", "K6_CLOUD_STACK_ID=1", "K6_CLOUD_PUSH_REF_ID=4242",
+		"K6_CLOUD_METRICS_PUSH_URL="+api.url+"/metrics", "K6_CLOUD_TEST_RUN_TOKEN=stand-in")...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make k6-cloud MODE=local: %v\n%s", err, out)
+	}
+	r, err := runner.LoadResult(filepath.Join(h.results, "cloud-local", "reused-h1c-direct.json"))
+	if err != nil {
+		t.Fatalf("no result JSON: %v\n%s", err, out)
+	}
+	if !r.Valid || r.Requests == 0 {
+		t.Fatalf("result: valid %v %v, %v requests\n%s", r.Valid, r.Invalid, r.Requests, out)
+	}
+	var pushed int
+	for _, s := range api.requests() {
+		if strings.HasPrefix(s, "POST /metrics ") && !strings.HasSuffix(s, " 0") {
+			pushed++
+		}
+	}
+	if pushed == 0 {
+		t.Fatalf("no metrics pushed to k6 cloud's stand-in; it saw %v\n%s", api.requests(), out)
+	}
+	t.Logf("k6 cloud's stand-in saw %d metric pushes of %d requests", pushed, len(api.requests()))
 }

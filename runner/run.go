@@ -51,15 +51,42 @@ type Runner struct {
 	// Command is k6's subcommand and its flags; empty is run (`cloud run --local-execution`
 	// streams the same run to k6 cloud).
 	Command []string
+	// Segments splits each cell RunSegments runs over that many k6 instances (SEGMENTS); 0 or
+	// 1 is one.
+	Segments int
 	// OnStart, when set, is told k6's pid as soon as k6 runs (soak follows its memory).
 	OnStart func(pid int)
 	Stdout  io.Writer
 	Stderr  io.Writer
 }
 
-func (r *Runner) command() []string {
+// ScriptEnv are the variables the scripts read (TestScriptEnvIsComplete holds the list to them).
+var ScriptEnv = []string{
+	"TARGET", "TARGET_URL", "TARGETS_FILE", "TESTID", "SUMMARY_JSON", "PROFILE", "PROTO",
+	"DURATION", "WARMUP", "CONNECTIONS", "STREAMS", "REQUESTS", "FRESH_CONNECTIONS", "SAMPLES",
+	"UPLOAD_BYTES", "RATE", "SEGMENTS", "GODEBUG", "PWD", "K6_CLOUD_PROJECT_ID",
+}
+
+// ScriptFlags are env's values of ScriptEnv as k6's -e flags: `k6 cloud run` shows a script
+// only those, not the process environment (which it would upload, secrets and all, with
+// --include-system-env-vars).
+func ScriptFlags(env []string) []string {
+	var flags []string
+	for _, kv := range env {
+		if k, v, _ := strings.Cut(kv, "="); v != "" && slices.Contains(ScriptEnv, k) {
+			flags = append(flags, "-e", kv)
+		}
+	}
+	return flags
+}
+
+// command is k6's subcommand and flags for a run in env.
+func (r *Runner) command(env []string) []string {
 	if len(r.Command) == 0 {
 		return []string{"run"}
+	}
+	if r.Command[0] == "cloud" {
+		return append(slices.Clone(r.Command), ScriptFlags(env)...)
 	}
 	return r.Command
 }
@@ -175,7 +202,8 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 	}
 	// No --tag testid=…: a CLI tag replaces the script's options.tags (target, mode, …), and the
 	// scripts already tag testid from TESTID.
-	argv := append(append(append(slices.Clone(r.ClientPrefix), r.K6), r.command()...), r.ExtraArgs...)
+	env := r.Env(testid, j, summary)
+	argv := append(append(append(slices.Clone(r.ClientPrefix), r.K6), r.command(env)...), r.ExtraArgs...)
 	argv = append(argv, script)
 	runCtx := ctx
 	if r.Timeout > 0 {
@@ -184,7 +212,7 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 		defer cancel()
 	}
 	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
-	cmd.Env = r.Env(testid, j, summary)
+	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = r.Stdout, r.Stderr
 	// Stdout may be a pipe (a writer that is not a file): once k6 is killed, its output is not
 	// waited for longer than this.

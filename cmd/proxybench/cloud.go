@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,12 +29,8 @@ const (
 	cloudRemote = "cloud"
 )
 
-// cloudEnvKnobs reach a cloud-executed script as -e flags: k6 cloud's load generators see no
-// other environment.
-var cloudEnvKnobs = []string{
-	"TARGET_URL", "TARGET", "TESTID", "PROFILE", "PROTO", "K6_CLOUD_PROJECT_ID",
-	"DURATION", "WARMUP", "CONNECTIONS", "STREAMS", "REQUESTS", "FRESH_CONNECTIONS", "SAMPLES", "UPLOAD_BYTES",
-}
+// localOnly are script variables about this machine, not given to Grafana's load generators.
+var localOnly = []string{"TARGETS_FILE", "SUMMARY_JSON", "PWD", "GODEBUG", "SEGMENTS"}
 
 func cmdK6Cloud(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("k6-cloud", flag.ContinueOnError)
@@ -226,25 +223,31 @@ func savedCloudLogin(path string) (cloudCredentials, error) {
 	return conf.Collectors.Cloud, nil
 }
 
-// cloudRun hands a portable scenario to k6 cloud, its environment given as -e flags.
-// set overrides the environment's values.
+// cloudRun hands a portable scenario to k6 cloud.
 func cloudRun(ctx context.Context, k6, script string, set map[string]string, extra []string) error {
-	argv := []string{"cloud", "run"}
-	for _, k := range cloudEnvKnobs {
-		v, ok := set[k]
-		if !ok {
-			v = os.Getenv(k)
-		}
-		if v != "" && !(k == "TARGET" && v == "all") {
-			argv = append(argv, "-e", k+"="+v)
-		}
-	}
-	argv = append(append(argv, extra...), script)
-	cmd := exec.CommandContext(ctx, k6, argv...)
+	cmd := exec.CommandContext(ctx, k6, cloudArgs(os.Environ(), set, extra, script)...)
 	cmd.Env = append(os.Environ(), "K6_NO_USAGE_REPORT=true", "K6_AUTO_EXTENSION_RESOLUTION=false")
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("k6 cloud run %s: %w", filepath.Base(script), err)
 	}
 	return nil
+}
+
+// cloudArgs is `k6 cloud run` with the script's variables of environ as -e flags (a cloud run
+// sees no other environment), set overriding environ, and nothing about this machine.
+func cloudArgs(environ []string, set map[string]string, extra []string, script string) []string {
+	var env []string
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		if _, over := set[k]; !over && !slices.Contains(localOnly, k) && !(k == "TARGET" && v == "all") {
+			env = append(env, kv)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(set)) {
+		if set[k] != "" {
+			env = append(env, k+"="+set[k])
+		}
+	}
+	return append(append(append([]string{"cloud", "run"}, runner.ScriptFlags(env)...), extra...), script)
 }

@@ -52,3 +52,17 @@ func TestCloudLogin(t *testing.T) {
 		})
 	}
 }
+
+func TestCloudArgs(t *testing.T) {
+	t.Parallel()
+	environ := []string{
+		"HOME=/root", "K6_CLOUD_TOKEN=secret", "TARGET=all", "DURATION=30s", "PWD=/work",
+		"TARGETS_FILE=/work/t.json", "TESTID=old", "CONNECTIONS=64",
+	}
+	set := map[string]string{"TARGET_URL": "https://proxy.example:8443", "TESTID": "new", "PROTO": ""}
+	got := strings.Join(cloudArgs(environ, set, []string{"--vus", "2"}, "s.js"), " ")
+	want := "cloud run -e DURATION=30s -e CONNECTIONS=64 -e TARGET_URL=https://proxy.example:8443 -e TESTID=new --vus 2 s.js"
+	if got != want {
+		t.Fatalf("cloudArgs:\n got %s\nwant %s", got, want)
+	}
+}
