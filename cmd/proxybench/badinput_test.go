@@ -27,7 +27,7 @@ func badInputEnv(t *testing.T) {
 	t.Setenv("PROXYBENCH_CACHE", t.TempDir())
 	t.Setenv("RESULTS_DIR", t.TempDir())
 	for _, k := range append([]string{"SCENARIO", "TARGET", "TARGETS", "PROFILE", "PROTO", "PROTOS", "MODES", "RUNS",
-		"DASHBOARD", "RESTART", "PIN", "TESTID", "TLS_PROFILE", "PROXYBENCH_PROXIES"}, append(durationKnobs, countKnobs...)...) {
+		"DASHBOARD", "RESTART", "PIN", "TESTID", "TLS_PROFILE", "PROXYBENCH_PROXIES", "TARGET_URL", "MODE"}, append(durationKnobs, countKnobs...)...) {
 		t.Setenv(k, "")
 	}
 }
@@ -96,6 +96,11 @@ func TestBadInputSaysWhatIsValid(t *testing.T) {
 		{"calibrate mode", "calibrate", []string{"-modes", "probe"}, nil, `unknown MODES "probe": valid are all, or a comma-separated list of reused, fresh`},
 		{"calibrate requests", "calibrate", []string{"-requests", "0"}, nil, "-requests 0: want a whole number from 1 to 1000000"},
 		{"run timeout unitless", "k6", []string{"-scenario", "json"}, map[string]string{"RUN_TIMEOUT": "300"}, `RUN_TIMEOUT="300": want a duration`},
+		{"remote target to k6", "k6", []string{"-scenario", "reused-h2"}, map[string]string{"TARGET_URL": "https://proxy.example:8443"}, "TARGET_URL=https://proxy.example:8443: make k6 measures the targets of the local stack; a remote target runs as `bin/k6 run -e TARGET_URL=https://proxy.example:8443 scenarios/<scenario>.js` or `make k6-cloud MODE=cloud`"},
+		{"remote target to bench", "bench", nil, map[string]string{"TARGET_URL": "http://10.0.0.5"}, "TARGET_URL=http://10.0.0.5: make bench measures the targets of the local stack"},
+		{"cloud mode", "k6-cloud", []string{"-scenario", "reused-h2", "-mode", "aws"}, nil, `MODE="aws": want local (run here with bin/k6, stream to k6 cloud) or cloud (Grafana's load generators, against TARGET_URL)`},
+		{"cloud without target url", "k6-cloud", []string{"-scenario", "reused-h2", "-mode", "cloud"}, nil, "MODE=cloud needs TARGET_URL"},
+		{"cloud local with target url", "k6-cloud", []string{"-scenario", "reused-h2", "-target-url", "https://x"}, nil, "TARGET_URL is for MODE=cloud"},
 		{"tls profile", "bench", nil, map[string]string{"TLS_PROFILE": "rsa"}, `TLS_PROFILE=rsa: TLS profile "rsa" is not in tls_profiles: valid profiles are pq, x25519`},
 	}
 	for _, tc := range tests {
@@ -118,6 +123,8 @@ func runCmd(cmd string, args []string) error {
 		return cmdBench(context.Background(), append([]string{"-check"}, args...))
 	case "calibrate":
 		return cmdCalibrate(context.Background(), append([]string{"-check"}, args...))
+	case "k6-cloud":
+		return cmdK6Cloud(context.Background(), args)
 	}
 	return cmdK6(context.Background(), args)
 }
