@@ -157,8 +157,8 @@ compare: bin/proxybench # Change per cell from run A to run B, and whether it ex
 	bin/proxybench compare results/$(A) results/$(B)
 
 # k8s writes, applies nothing: no cluster here, and kubectl's context and namespace are the user's.
-k8s: bin/k6 bin/proxybench # k6-operator manifests for SCENARIO split PARALLELISM ways, runner IMAGE (k8s/runner.Dockerfile), against TARGET_URL, to INFLUXDB_URL if given: run/k8s/<testid>/<scenario>/ (k8s/README.md)
-	bin/proxybench k8s -scenario "$(SCENARIO)" -parallelism "$(PARALLELISM)" -image "$(IMAGE)" -target-url "$(TARGET_URL)" -target "$(filter-out all,$(TARGET))" -influxdb-url "$(INFLUXDB_URL)" -proto "$(PROTO)" -profile "$(PROFILE)" -testid "$(TESTID)"
+k8s: bin/k6 bin/proxybench # k6-operator manifests for SCENARIO split PARALLELISM ways (SEPARATE=1: a node each), runner IMAGE (k8s/runner.Dockerfile), against TARGET_URL, to INFLUXDB_URL if given: run/k8s/<testid>/<scenario>/ (k8s/README.md)
+	bin/proxybench k8s -scenario "$(SCENARIO)" -parallelism "$(PARALLELISM)" -image "$(IMAGE)" -target-url "$(TARGET_URL)" -target "$(filter-out all,$(TARGET))" -influxdb-url "$(INFLUXDB_URL)" -proto "$(PROTO)" -profile "$(PROFILE)" -testid "$(TESTID)" $(if $(call truthy,$(SEPARATE)),-separate)
 
 .PHONY: k8s
 

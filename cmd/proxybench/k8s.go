@@ -69,6 +69,7 @@ type k8sFlags struct {
 	parallelism                      int
 	image, targetURL, target         string
 	influxURL, out, client           string
+	separate                         bool
 }
 
 // parseK8sFlags reads and checks everything `make k8s` is given, before k6 runs; every error
@@ -86,6 +87,7 @@ func parseK8sFlags(args []string) (*k8sFlags, error) {
 	fs.StringVar(&f.proto, "proto", os.Getenv("PROTO"), "probes only: h1, h1c, h2 or h3 (default: the probe's own)")
 	fs.StringVar(&f.profile, "profile", envOr("PROFILE", "smoke"), "smoke, stable or stress")
 	fs.StringVar(&f.testid, "testid", os.Getenv("TESTID"), "the testid tag (default: a timestamp)")
+	fs.BoolVar(&f.separate, "separate", false, "one runner per node (spec.separate): no two runners share a node's CPUs")
 	fs.StringVar(&f.out, "out", "", "directory for the manifests (default: run/k8s/<testid>/<scenario>[-<proto>])")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
@@ -275,6 +277,7 @@ type (
 	}
 	testRunSpec struct {
 		Parallelism int    `json:"parallelism"`
+		Separate    bool   `json:"separate,omitempty"`
 		Script      script `json:"script"`
 		Arguments   string `json:"arguments,omitempty"`
 		Runner      pod    `json:"runner"`
@@ -304,7 +307,11 @@ func buildManifests(f *k8sFlags, archive []byte, in inspected, env [][2]string) 
 		return nil, fmt.Errorf("the k6 archive of %s is %d bytes, over a ConfigMap's %d: it would need a volumeClaim (k8s/README.md)", f.scenario, len(archive), configMapLimit)
 	}
 	if in.MaxVUs > 0 && f.parallelism > in.MaxVUs {
-		return nil, fmt.Errorf("PARALLELISM=%d is more than the %d VU(s) %s runs at most: %d of the runners would have no VU and run setup() alone; give PARALLELISM=%d at most (raise CONNECTIONS or FRESH_CONNECTIONS for more)", f.parallelism, in.MaxVUs, f.cellName(), f.parallelism-in.MaxVUs, in.MaxVUs)
+		more := " (more with CONNECTIONS or FRESH_CONNECTIONS)"
+		if runner.IsProbe(f.scenario) {
+			more = ": a probe samples on one connection; on the operator it still runs from the cluster's machines"
+		}
+		return nil, fmt.Errorf("PARALLELISM=%d is more than the %d VU(s) %s runs at most: %d of the runners would have no VU and run setup() alone; give PARALLELISM=%d at most%s", f.parallelism, in.MaxVUs, f.cellName(), f.parallelism-in.MaxVUs, in.MaxVUs, more)
 	}
 	args, err := k8sArgs(in.Tags, f.influxURL)
 	if err != nil {
@@ -323,6 +330,7 @@ func buildManifests(f *k8sFlags, archive []byte, in inspected, env [][2]string) 
 	}
 	s := &m.TestRun.Spec
 	s.Parallelism = f.parallelism
+	s.Separate = f.separate
 	s.Script.ConfigMap.Name, s.Script.ConfigMap.File = name, archiveKey
 	s.Arguments = args
 	s.Runner.Image = f.image
@@ -332,7 +340,9 @@ func buildManifests(f *k8sFlags, archive []byte, in inspected, env [][2]string) 
 	if f.influxURL != "" {
 		s.Runner.Env = append(s.Runner.Env, envVar{"K6_INFLUXDB_AGGREGATE_TAGS", strings.Join(influxAggregateTags, ",")})
 	}
-	s.Cleanup = "post" // the runners' jobs and pods go once the test is over; the ConfigMap stays
+	// once the test is over the operator deletes the TestRun and all it made (jobs, pods, their
+	// logs); the ConfigMap is ours and stays
+	s.Cleanup = "post"
 	return m, nil
 }
 
@@ -389,7 +399,7 @@ func cmdK8s(ctx context.Context, args []string) error {
 	fmt.Printf("  %s/configmap.yaml  the k6 archive (ConfigMap %s)\n  %s/testrun.yaml    the TestRun (image %s)\n", dir, m.ConfigMap.Metadata.Name, dir, f.image)
 	fmt.Printf("apply both: kubectl apply -f %s/   follow: kubectl get testrun %s -w\n", dir, m.TestRun.Metadata.Name)
 	if f.influxURL == "" {
-		fmt.Println("no INFLUXDB_URL: each runner's results stay in its own log (nothing aggregates them); give INFLUXDB_URL to see the split run as one in the dashboards")
+		fmt.Printf("no INFLUXDB_URL: each runner's summary is in its own log only, which cleanup: post deletes with the pods at the end (follow them: kubectl logs -f -l k6_cr=%s,runner=true --prefix); give INFLUXDB_URL to see the split run as one in the dashboards\n", m.TestRun.Metadata.Name)
 	}
 	return nil
 }

@@ -219,12 +219,12 @@ func compileTestRunSchema(t *testing.T) *jsonschema.Schema {
 }
 
 // validManifests is what buildManifests makes of a small archive, as JSON.
-func validManifests(t *testing.T, influx string) (*k8sManifests, map[string]any) {
+func validManifests(t *testing.T, influx string, args ...string) (*k8sManifests, map[string]any) {
 	t.Helper()
 	k8sEnv(t)
 	t.Setenv("DURATION", "20s")
 	t.Setenv("INFLUXDB_URL", influx)
-	f, err := parseK8sFlags(nil)
+	f, err := parseK8sFlags(args)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,10 +256,17 @@ func asJSON(t *testing.T, v any) map[string]any {
 
 func TestK8sTestRunFitsTheSchema(t *testing.T) {
 	sch := compileTestRunSchema(t)
-	for _, influx := range []string{"", "http://influxdb.monitoring:8086/k6"} {
-		m, doc := validManifests(t, influx)
+	for _, tc := range []struct {
+		influx string
+		args   []string
+	}{{"", nil}, {"http://influxdb.monitoring:8086/k6", nil}, {"", []string{"-separate"}}} {
+		influx := tc.influx
+		m, doc := validManifests(t, influx, tc.args...)
 		if err := sch.Validate(doc); err != nil {
-			t.Errorf("INFLUXDB_URL=%q: the TestRun does not fit k8s/testrun.schema.json:\n%v", influx, err)
+			t.Errorf("INFLUXDB_URL=%q %v: the TestRun does not fit k8s/testrun.schema.json:\n%v", influx, tc.args, err)
+		}
+		if sep, _ := doc["spec"].(map[string]any)["separate"].(bool); sep != slices.Contains(tc.args, "-separate") {
+			t.Errorf("%v: spec.separate is %v", tc.args, sep)
 		}
 		env := map[string]string{}
 		for _, e := range m.TestRun.Spec.Runner.Env {
@@ -315,6 +322,7 @@ func TestK8sSchemaRejectsBrokenTestRuns(t *testing.T) {
 		}, "/spec/runner/env"},
 		{"arguments with a double space", func(d map[string]any) { spec(d)["arguments"] = "--tag a=b  --tag c=d" }, "/spec/arguments"},
 		{"paused not a boolean string", func(d map[string]any) { spec(d)["paused"] = "maybe" }, "/spec/paused"},
+		{"separate as a string", func(d map[string]any) { spec(d)["separate"] = "true" }, "/spec/separate"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, doc := validManifests(t, "")
