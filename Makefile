@@ -15,6 +15,7 @@ ROUNDS ?=
 DASHBOARD ?=
 RESTART ?=
 PIN ?=
+SEGMENTS ?=
 TESTID ?= $(shell date +%Y%m%d-%H%M%S)
 ARGS ?=
 MINUTES ?= 10
@@ -41,7 +42,8 @@ export K6_NO_USAGE_REPORT := true
 export K6_AUTO_EXTENSION_RESOLUTION := false
 
 K6_SOURCES := $(shell find extensions -name '*.go' -not -name '*_test.go') extensions/go.mod extensions/go.sum
-GO_SOURCES := $(shell find cmd stack runner upstream report observe -name '*.go' -not -name '*_test.go') go.mod
+# runner reads the histograms k6 writes through extensions/histogram (go.mod: replace ./extensions)
+GO_SOURCES := $(shell find cmd stack runner upstream report observe extensions/histogram -name '*.go' -not -name '*_test.go') go.mod extensions/go.mod
 OBSERVE_SOURCES := $(shell find observe stack -name '*.go' -not -name '*_test.go') go.mod
 
 .DEFAULT_GOAL := help
@@ -58,6 +60,7 @@ help: # List every target with what it does
 	@echo "             scenario knobs: DURATION WARMUP CONNECTIONS STREAMS REQUESTS FRESH_CONNECTIONS SAMPLES UPLOAD_BYTES"
 	@echo "             bench: CALIBRATE_SECONDS=3 (k6 against wrk/h2load on direct at the start; 0: none)"
 	@echo "             k6, bench, soak: CLIENT=native|k6 (reused h1c/h1/h2: our native Go loop, default, or the k6/http scripts)"
+	@echo "             k6: SEGMENTS=N (one run split over N k6 instances, execution segments started together, merged into one result; not probes)"
 	@echo "             k6, bench: RUN_TIMEOUT=5m (a run not ended by then is stopped as hung; default 5m + DURATION + WARMUP)"
 	@echo "             OBSERVE=1 (up, k6, bench: InfluxDB too; k6 runs stream into it while it is up)"
 	@echo "             up, bench: TLS_PROFILE=x25519|pq (one of targets.json tls_profiles, for every target alike)"
@@ -116,7 +119,7 @@ status: bin/proxybench # Show each target's version, pid and per-protocol health
 	bin/proxybench status
 
 k6: build bin/observe $(WITH_OBSERVE) # Run SCENARIO against TARGET (one or all running) and print the side-by-side table
-	env $$(bin/observe env) bin/proxybench k6 -scenario "$(SCENARIO)" -targets "$(TARGET)" -proto "$(PROTO)" -profile $(PROFILE) -testid $(TESTID) -- $(ARGS)
+	env $$(bin/observe env) bin/proxybench k6 -scenario "$(SCENARIO)" -targets "$(TARGET)" -proto "$(PROTO)" -segments "$(SEGMENTS)" -profile $(PROFILE) -testid $(TESTID) -- $(ARGS)
 
 k6-cloud: bin/proxybench bin/k6 # k6 cloud: MODE=local (default) runs SCENARIO here with bin/k6 against the stack, streamed to k6 cloud; MODE=cloud gives a portable one to Grafana's load generators against TARGET_URL
 	bin/proxybench k6-cloud -scenario "$(SCENARIO)" -targets "$(TARGET)" -proto "$(PROTO)" -profile $(PROFILE) -testid $(TESTID) -mode "$(or $(MODE),local)" -target-url "$(TARGET_URL)" -- $(ARGS)

@@ -18,11 +18,17 @@ require (
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/quic-go/qpack v0.6.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.1 // indirect
-	github.com/sirupsen/logrus v1.9.0 // indirect
+	github.com/sirupsen/logrus v1.9.3 // indirect
 	github.com/xhit/go-str2duration/v2 v2.1.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.54.0 // indirect
-	golang.org/x/net v0.56.0 // indirect
+	golang.org/x/net v0.57.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/text v0.40.0 // indirect
 )
+
+// the k6 extensions' own module: runner merges the histograms k6 instances write
+// (extensions/histogram), one source of the format for the writer and the reader
+require github.com/proxybench/proxybench/extensions v0.0.0
+
+replace github.com/proxybench/proxybench/extensions => ./extensions

@@ -4,6 +4,7 @@
 package extensions
 
 import (
+	_ "github.com/proxybench/proxybench/extensions/histout"  // --out proxybench-histograms
 	_ "github.com/proxybench/proxybench/extensions/http3"    // k6/x/proxybench/http3
 	_ "github.com/proxybench/proxybench/extensions/influxdb" // --out proxybench-influxdb
 	_ "github.com/proxybench/proxybench/extensions/load"     // k6/x/proxybench/load

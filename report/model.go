@@ -508,6 +508,10 @@ func FromResults(dir string) (*Bench, error) {
 		if d.IsDir() && d.Name() == "test-artifacts" {
 			return filepath.SkipDir
 		}
+		// a split run's instances (SEGMENTS): their cell is the merged result beside them
+		if d.IsDir() && d.Name() == runner.SegmentsDir {
+			return filepath.SkipDir
+		}
 		if !d.IsDir() && strings.HasSuffix(p, ".json") && d.Name() != BenchFile {
 			files = append(files, p)
 		}

@@ -27,7 +27,7 @@ func badInputEnv(t *testing.T) {
 	t.Setenv("PROXYBENCH_CACHE", t.TempDir())
 	t.Setenv("RESULTS_DIR", t.TempDir())
 	for _, k := range append([]string{"SCENARIO", "TARGET", "TARGETS", "PROFILE", "PROTO", "PROTOS", "MODES", "RUNS",
-		"DASHBOARD", "RESTART", "PIN", "TESTID", "TLS_PROFILE", "PROXYBENCH_PROXIES", "TARGET_URL", "MODE"}, append(durationKnobs, countKnobs...)...) {
+		"DASHBOARD", "RESTART", "PIN", "TESTID", "TLS_PROFILE", "PROXYBENCH_PROXIES", "TARGET_URL", "MODE", "SEGMENTS"}, append(durationKnobs, countKnobs...)...) {
 		t.Setenv(k, "")
 	}
 }
@@ -59,7 +59,7 @@ func TestBadInputSaysWhatIsValid(t *testing.T) {
 		{"k6 profile", "k6", []string{"-scenario", "reused-h1", "-profile", "huge"}, nil, `unknown PROFILE "huge": valid profiles are smoke, stable, stress`},
 		{"proto of a probe", "k6", []string{"-scenario", "ws", "-proto", "h3"}, nil, `unknown PROTO "h3" for probe ws: valid are h1, h1c (empty: each)`},
 		{"proto of a load scenario", "k6", []string{"-scenario", "reused-h1", "-proto", "h2"}, nil, "PROTO=h2: PROTO applies to the probes only (json, upload, stream, sse, ws); reused-h1 names its protocol itself: leave PROTO empty"},
-		{"k6 unknown flag", "k6", []string{"-scenario", "reused-h1", "-duration", "5s"}, nil, "flag provided but not defined: -duration: valid flags are -profile, -proto, -scenario, -targets, -testid; k6's own flags go after -- (make: ARGS='…')"},
+		{"k6 unknown flag", "k6", []string{"-scenario", "reused-h1", "-duration", "5s"}, nil, "flag provided but not defined: -duration: valid flags are -profile, -proto, -scenario, -segments, -targets, -testid; k6's own flags go after -- (make: ARGS='…')"},
 		{"k6 testid", "k6", []string{"-scenario", "reused-h1", "-testid", "a/b"}, nil, `TESTID "a/b": letters, digits, ".", "_" or "-", 128 at most (it names the results folder)`},
 		{"k6 duration", "k6", []string{"-scenario", "reused-h1"}, map[string]string{"DURATION": "10"}, `DURATION="10": want a duration longer than zero such as 10s, 1m30s or 500ms (empty: the profile's)`},
 		{"k6 connections", "k6", []string{"-scenario", "reused-h1"}, map[string]string{"CONNECTIONS": "0"}, `CONNECTIONS="0": want a whole number of at least 1 (empty: the profile's)`},
@@ -96,6 +96,9 @@ func TestBadInputSaysWhatIsValid(t *testing.T) {
 		{"calibrate mode", "calibrate", []string{"-modes", "probe"}, nil, `unknown MODES "probe": valid are all, or a comma-separated list of reused, fresh`},
 		{"calibrate requests", "calibrate", []string{"-requests", "0"}, nil, "-requests 0: want a whole number from 1 to 1000000"},
 		{"run timeout unitless", "k6", []string{"-scenario", "json"}, map[string]string{"RUN_TIMEOUT": "300"}, `RUN_TIMEOUT="300": want a duration`},
+		{"segments", "k6", []string{"-scenario", "fresh-h2", "-segments", "two"}, nil, `SEGMENTS="two": want a whole number of at least 1, the k6 instances one run is split over (empty or 1: one instance)`},
+		{"segments from env", "k6", []string{"-scenario", "fresh-h2"}, map[string]string{"SEGMENTS": "0"}, `SEGMENTS="0": want a whole number of at least 1`},
+		{"segments of a probe", "k6", []string{"-scenario", "sse", "-segments", "2"}, nil, "SEGMENTS=2: sse runs one VU, which cannot be split over k6 instances: run it with SEGMENTS=1 (or none); reused-* and fresh-* split"},
 		{"remote target to k6", "k6", []string{"-scenario", "reused-h2"}, map[string]string{"TARGET_URL": "https://proxy.example:8443"}, "TARGET_URL=https://proxy.example:8443: make k6 measures the targets of the local stack; a remote target runs as `bin/k6 run -e TARGET_URL=https://proxy.example:8443 scenarios/<scenario>.js` or `make k6-cloud MODE=cloud`"},
 		{"remote target to bench", "bench", nil, map[string]string{"TARGET_URL": "http://10.0.0.5"}, "TARGET_URL=http://10.0.0.5: make bench measures the targets of the local stack"},
 		{"cloud mode", "k6-cloud", []string{"-scenario", "reused-h2", "-mode", "aws"}, nil, `MODE="aws": want local (run here with bin/k6, stream to k6 cloud) or cloud (Grafana's load generators, against TARGET_URL)`},

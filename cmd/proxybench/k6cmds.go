@@ -318,7 +318,7 @@ func runCells(ctx context.Context, r *runner.Runner, testid string, cells []cell
 					continue
 				}
 				fmt.Fprintf(os.Stderr, "\n>>> %s %s %s (testid %s)\n", c.scenario, p, t, testid)
-				results = append(results, r.Run(ctx, testid, job))
+				results = append(results, r.RunSegments(ctx, testid, job, r.Segments))
 			}
 		}
 		runner.PrintTable(os.Stdout, fmt.Sprintf("%s  (profile %s, testid %s)", c.scenario, r.Profile, testid), results)
@@ -358,12 +358,20 @@ func cmdK6(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("k6", flag.ContinueOnError)
 	scenario := fs.String("scenario", os.Getenv("SCENARIO"), "scenario: a file of scenarios/ without .js")
 	proto := fs.String("proto", os.Getenv("PROTO"), "probes only: h1, h1c, h2 or h3 (default: each the probe runs over)")
+	segs := fs.String("segments", os.Getenv("SEGMENTS"), "k6 instances the run is split over, each an execution segment, merged into one result (default 1)")
 	f, err := parseRunFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	cells, err := k6Cells(*scenario, *proto)
 	if err != nil {
+		return err
+	}
+	segments, err := runner.ParseSegments(*segs)
+	if err != nil {
+		return err
+	}
+	if err := runner.CheckSegments(strings.TrimSpace(*scenario), segments); err != nil {
 		return err
 	}
 	s, err := newStack()
@@ -384,6 +392,7 @@ func cmdK6(ctx context.Context, args []string) error {
 	}
 	s.Pin = st.Pin // the client goes where `make up PIN=…` left room for it
 	r := newRunner(s, f)
+	r.Segments = segments
 	results := runCells(ctx, r, f.testid, cells, targets, sv)
 	return invalidErr(results, filepath.Join(r.ResultsDir, f.testid))
 }

@@ -1,6 +1,7 @@
 // k6 options for the three kinds of script. Thresholds define validity: a run whose checks,
 // requests, protocol or iterations are not all as they must be fails its thresholds (k6 exits
 // with 99) and its result says invalid (summary.js).
+import { positiveInt } from './config.js';
 import { hosts } from './targets.js';
 
 export const TREND_STATS = ['avg', 'min', 'med', 'max', 'p(90)', 'p(95)', 'p(99)', 'count'];
@@ -27,6 +28,24 @@ export const REUSE_MARGIN = 0.1;
 // reuseAllowed is how many connections a run of vus VUs may open in all (warm-up included).
 export function reuseAllowed(vus) {
   return vus + Math.max(1, Math.ceil(vus * REUSE_MARGIN));
+}
+
+// SEGMENTS is set by the runner (runner/segments.go) when it splits one run over that many k6
+// instances, each an execution segment doing its share of the plan. The rules about the plan's
+// totals (fresh: all REQUESTS done; reused: at most reuseAllowed(CONNECTIONS) connections) are
+// then not one instance's to judge: its share would fail them. They are left out of the
+// thresholds here, and the runner judges them on the merged result (runner/merge.go). The rules
+// that add up (checks, failed requests, protocol, dropped iterations) stay in every instance.
+export function segmented() {
+  const v = __ENV.SEGMENTS;
+  return v !== undefined && v !== '' && positiveInt('SEGMENTS', v) > 1;
+}
+
+// totalsThresholds are the thresholds of the plan's totals (see segmented()): an instance
+// started with --execution-segment but without SEGMENTS (by hand, on the k6-operator) fails
+// them for doing its share, and its result (summary.js) does not count that against it.
+export function totalsThresholds(cfg) {
+  return ['new_connections', `iterations${sel(cfg)}`];
 }
 
 function ms(s) {
@@ -130,7 +149,7 @@ export function reusedOptions(cfg) {
   }
   // one connection per VU, opened in the warm-up and kept by the measured scenario (setup's
   // probe counts no connection): more, and the run is invalid (summary.js says why)
-  o.thresholds.new_connections = [`count<=${reuseAllowed(vus)}`];
+  o.thresholds.new_connections = segmented() ? hook.counter : [`count<=${reuseAllowed(vus)}`];
   o.thresholds['new_connections{scenario:warmup}'] = hook.counter;
   if (cfg.proto.mux) {
     // k6 defaults to 6 parallel requests per host and 20 per batch (k6/x/proxybench/http3 applies the same)
@@ -156,7 +175,8 @@ export function freshOptions(cfg) {
     },
   };
   o.thresholds[`reused_conn_requests${sel(cfg)}`] = ['count==0'];
-  o.thresholds[`iterations${sel(cfg)}`] = [`count==${cfg.requests}`]; // all done in maxDuration
+  // all done in maxDuration
+  o.thresholds[`iterations${sel(cfg)}`] = segmented() ? hook.counter : [`count==${cfg.requests}`];
   o.thresholds[`clock_ms${sel(cfg)}`] = hook.gauge;
   o.thresholds[`http_req_connecting${sel(cfg)}`] = hook.trend;
   if (cfg.proto.tls) {

@@ -1,0 +1,382 @@
+package runner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/proxybench/proxybench/extensions/histogram"
+	"github.com/proxybench/proxybench/stack"
+)
+
+// SegmentPart is what the script of one execution segment adds to its result
+// (scenarios/lib/summary.js, segmentPart): the figures of the plan's totals rules, which only
+// the merged result can be judged by, and the trends behind its latency figures.
+type SegmentPart struct {
+	ExecutionSegment string `json:"execution_segment"`
+	Sequence         string `json:"sequence"`
+	Totals           struct {
+		Iterations         float64  `json:"iterations"`
+		ExpectedRequests   *float64 `json:"expected_requests"`
+		ConnectionsPlanned *float64 `json:"connections_planned"`
+		ConnectionsAllowed *float64 `json:"connections_allowed"`
+		ConnectionsOpened  *float64 `json:"connections_opened"`
+	} `json:"totals"`
+	Trends struct {
+		Latency string            `json:"latency_ms"`
+		TTFB    string            `json:"ttfb_ms"`
+		Extra   map[string]string `json:"extra"`
+	} `json:"trends"`
+	ClockMs *struct {
+		Min float64 `json:"min"`
+		Max float64 `json:"max"`
+	} `json:"clock_ms"`
+}
+
+// Instance is one k6 instance of a split run: its result, and what merging it needs.
+type Instance struct {
+	Result     *Result
+	File       string // its result file, as the merged result names it (relative to its folder)
+	Segment    *SegmentPart
+	Histograms map[string]*histogram.Histogram // the measured scenario's trends (extensions/histout)
+	// ClockOffsetMs is when its test clock started after the first instance's (its resume):
+	// what its clock_ms readings are shifted by to share one time line with the others.
+	ClockOffsetMs float64
+}
+
+// Label names the instance in the merged result's reasons: "segment 2/2 (1/2:1)".
+func (in *Instance) Label(i, n int) string {
+	if in.Segment != nil && in.Segment.ExecutionSegment != "" {
+		return fmt.Sprintf("segment %d/%d (%s)", i+1, n, in.Segment.ExecutionSegment)
+	}
+	return fmt.Sprintf("segment %d/%d", i+1, n)
+}
+
+// LoadInstance reads the result file of one instance with its segment part and histograms.
+func LoadInstance(path string) (*Instance, error) {
+	res, err := LoadResult(path)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var extra struct {
+		Segment    *SegmentPart                    `json:"segment"`
+		Histograms map[string]*histogram.Histogram `json:"histograms"`
+	}
+	if err := json.Unmarshal(data, &extra); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &Instance{Result: res, File: path, Segment: extra.Segment, Histograms: extra.Histograms}, nil
+}
+
+// SegmentSummary is one instance as the merged result lists it (`segments`).
+type SegmentSummary struct {
+	File             string   `json:"file"`
+	ExecutionSegment string   `json:"execution_segment"`
+	ClockOffsetMs    float64  `json:"clock_offset_ms"`
+	Requests         float64  `json:"requests"`
+	Valid            bool     `json:"valid"`
+	Invalid          []string `json:"invalid"`
+}
+
+// Merged is a split run as one result: what its instances measured, added up.
+type Merged struct {
+	Result     *Result
+	Histograms map[string]*histogram.Histogram
+	Segments   []SegmentSummary
+}
+
+// Merge makes one result of the instances of a split run. Counts add up; the latency figures
+// come from the merged histograms, never from the instances' percentiles (a mean of p99s is
+// no p99); req/s is over DURATION (reused) or over the whole run's window, from the first
+// instance's first request to the last one's last (fresh). It is valid only if every instance
+// is (the rules that add up: checks, failed requests, protocol, drops) and the merged totals
+// keep the plan's rules (fresh: every one of REQUESTS done, each on a new connection; reused:
+// no more connections than the plan allows); every reason says which instance, or that it is
+// the totals.
+func Merge(insts []*Instance) (*Merged, error) {
+	if len(insts) == 0 {
+		return nil, errors.New("merge: no instance")
+	}
+	n := len(insts)
+	first := insts[0].Result
+	out := *first
+	out.Requests, out.FailedRequests, out.DroppedIterations = 0, 0, 0
+	out.Checks.Passes, out.Checks.Fails = 0, 0
+	out.ProtosSeen = map[string]float64{}
+	out.NewConnections, out.LateRequests, out.RPS = nil, nil, nil
+	out.UpstreamConns, out.Extra = nil, map[string]Stats{}
+	out.Latency, out.TTFB = Stats{}, Stats{}
+	out.Invalid, out.Err, out.TimedOut = nil, "", false
+
+	m := &Merged{Result: &out, Histograms: map[string]*histogram.Histogram{}}
+	var invalid, errs []string
+	var iterations float64
+	var opened *float64
+	clockMin, clockMax := math.Inf(1), math.Inf(-1)
+	for i, in := range insts {
+		r, label := in.Result, in.Label(i, n)
+		if r.Scenario != first.Scenario || r.Target != first.Target || r.Proto != first.Proto {
+			return nil, fmt.Errorf("merge: %s is %s %s %s, the first is %s %s %s: not one run", label,
+				r.Scenario, r.Target, r.Proto, first.Scenario, first.Target, first.Proto)
+		}
+		out.Requests += r.Requests
+		out.FailedRequests += r.FailedRequests
+		out.DroppedIterations += r.DroppedIterations
+		out.Checks.Passes += r.Checks.Passes
+		out.Checks.Fails += r.Checks.Fails
+		for p, c := range r.ProtosSeen {
+			out.ProtosSeen[p] += c
+		}
+		out.NewConnections = addOpt(out.NewConnections, r.NewConnections, i == 0)
+		out.LateRequests = addOpt(out.LateRequests, r.LateRequests, i == 0)
+		if r.TimedOut {
+			out.TimedOut = true
+		}
+		if r.Err != "" {
+			errs = append(errs, label+": "+r.Err)
+		}
+		for _, why := range r.Invalid {
+			invalid = append(invalid, label+": "+why)
+		}
+		if !r.Valid && len(r.Invalid) == 0 {
+			invalid = append(invalid, label+": invalid")
+		}
+		m.Segments = append(m.Segments, SegmentSummary{
+			File: in.File, ClockOffsetMs: in.ClockOffsetMs, Requests: r.Requests,
+			Valid: r.Valid, Invalid: nonNil(r.Invalid),
+		})
+		if in.Segment == nil {
+			invalid = append(invalid, label+": its result has no segment part: the script did not run as an execution segment")
+			continue
+		}
+		m.Segments[i].ExecutionSegment = in.Segment.ExecutionSegment
+		iterations += in.Segment.Totals.Iterations
+		if o := in.Segment.Totals.ConnectionsOpened; o != nil {
+			opened = addOpt(opened, o, opened == nil)
+		}
+		if c := in.Segment.ClockMs; c != nil {
+			clockMin = math.Min(clockMin, c.Min+in.ClockOffsetMs)
+			clockMax = math.Max(clockMax, c.Max+in.ClockOffsetMs)
+		}
+		if len(in.Histograms) == 0 && r.Requests > 0 {
+			invalid = append(invalid, label+": no histograms in its result (a bin/k6 without the proxybench-histograms output: make k6-build)")
+		}
+		for k, h := range in.Histograms {
+			if m.Histograms[k] == nil {
+				m.Histograms[k] = &histogram.Histogram{}
+			}
+			m.Histograms[k].Merge(h)
+		}
+	}
+
+	seg := firstSegment(insts)
+	if seg != nil {
+		out.Latency = m.stats(seg.Trends.Latency)
+		out.TTFB = m.stats(seg.Trends.TTFB)
+		for k, trend := range seg.Trends.Extra {
+			if h := m.Histograms[trend]; h != nil && h.Count() > 0 {
+				out.Extra[k] = statsOf(h)
+			}
+		}
+	}
+
+	counted := out.Requests
+	if out.LateRequests != nil {
+		counted -= *out.LateRequests
+	}
+	switch out.Mode {
+	case "fresh":
+		if clockMax > clockMin {
+			out.DurationS = round((clockMax-clockMin)/1000, 3)
+		} else {
+			out.DurationS = 0
+		}
+	default:
+		// reused: every instance measures the same DURATION side by side
+		for i, in := range insts[1:] {
+			if in.Result.DurationS != first.DurationS {
+				return nil, fmt.Errorf("merge: %s measured %v s, the first %v s: not one run", in.Label(i+1, n), in.Result.DurationS, first.DurationS)
+			}
+		}
+	}
+	if out.DurationS > 0 && out.Mode != "probe" {
+		rps := round(counted/out.DurationS, 1)
+		out.RPS = &rps
+	}
+
+	// the plan's totals, judged here and nowhere else
+	if out.Requests == 0 {
+		invalid = append(invalid, "totals: no measured requests")
+	}
+	if out.Checks.Passes+out.Checks.Fails == 0 {
+		invalid = append(invalid, "totals: no checks ran in the measured scenario")
+	}
+	if seg != nil {
+		t := seg.Totals
+		if t.ExpectedRequests != nil {
+			if out.Requests != *t.ExpectedRequests {
+				invalid = append(invalid, fmt.Sprintf("totals: %.0f requests completed, want %.0f", out.Requests, *t.ExpectedRequests))
+			}
+			if iterations != *t.ExpectedRequests {
+				invalid = append(invalid, fmt.Sprintf("totals: %.0f iterations done, want %.0f", iterations, *t.ExpectedRequests))
+			}
+		}
+		if out.Mode == "fresh" && (out.NewConnections == nil || *out.NewConnections != out.Requests) {
+			invalid = append(invalid, fmt.Sprintf("totals: %s new connections for %.0f requests: every request must open its own", optString(out.NewConnections), out.Requests))
+		}
+		if t.ConnectionsAllowed != nil && opened != nil && *opened > *t.ConnectionsAllowed {
+			invalid = append(invalid, fmt.Sprintf(
+				"totals: %.0f connections opened by %d instances for %.0f planned (one per VU, at most %.0f with the margin) over %.0f measured requests: the target did not keep connections alive",
+				*opened, n, deref(t.ConnectionsPlanned), *t.ConnectionsAllowed, out.Requests))
+		}
+	}
+	if len(errs) > 0 {
+		out.Err = strings.Join(errs, "; ")
+	}
+	out.Invalid = nonNil(invalid)
+	out.Valid = len(invalid) == 0 && len(errs) == 0
+	if !out.Valid && len(out.Invalid) == 0 {
+		out.Invalid = []string{"an instance failed: " + out.Err}
+	}
+	return m, nil
+}
+
+// firstSegment is the first instance's segment part: every instance runs the same script with
+// the same knobs, so the plan's figures and trends are the same in all.
+func firstSegment(insts []*Instance) *SegmentPart {
+	for _, in := range insts {
+		if in.Segment != nil {
+			return in.Segment
+		}
+	}
+	return nil
+}
+
+func (m *Merged) stats(trend string) Stats {
+	h := m.Histograms[trend]
+	if h == nil || h.Count() == 0 {
+		return Stats{}
+	}
+	return statsOf(h)
+}
+
+// statsOf is a trend's figures from its histogram, as summary.js rounds k6's: avg, min and
+// max exact, the percentiles within histogram.RelErr.
+func statsOf(h *histogram.Histogram) Stats {
+	return Stats{
+		Avg: round(h.Mean(), 3), Min: round(h.Min(), 3), Max: round(h.Max(), 3),
+		P50: round(h.Quantile(0.5), 3), P90: round(h.Quantile(0.9), 3),
+		P95: round(h.Quantile(0.95), 3), P99: round(h.Quantile(0.99), 3),
+	}
+}
+
+func round(x float64, digits int) float64 {
+	f := math.Pow(10, float64(digits))
+	return math.Round(x*f) / f
+}
+
+// addOpt adds an optional count: absent in any instance is absent in the sum (the figure was
+// not measured by all of them), which first starts.
+func addOpt(sum, v *float64, first bool) *float64 {
+	if v == nil || (sum == nil && !first) {
+		return nil
+	}
+	s := *v
+	if sum != nil {
+		s += *sum
+	}
+	return &s
+}
+
+func deref(v *float64) float64 {
+	if v == nil {
+		return 0
+	}
+	return *v
+}
+
+func optString(v *float64) string {
+	if v == nil {
+		return "no count of"
+	}
+	return fmt.Sprintf("%.0f", *v)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// instanceOnly are the fields of an instance's result file that stay in it: its k6 summary data,
+// its segment part and its histograms (the merged ones replace them). Every other field of the
+// first instance's file (url, config, duration_from, …) is carried over to the merged result.
+var instanceOnly = []string{"k6", "segment", "histograms"}
+
+// WriteMerged writes m as a result file at path: the first instance's file (raw, whatever it
+// holds beyond Result) with the merged figures over it, the merged histograms, and the list of
+// instances with their files.
+func WriteMerged(path, firstFile string, m *Merged) error {
+	data, err := os.ReadFile(firstFile)
+	if err != nil {
+		return err
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("parse %s: %w", firstFile, err)
+	}
+	for _, k := range instanceOnly {
+		delete(doc, k)
+	}
+	r := m.Result
+	fields := map[string]any{
+		"requests":           r.Requests,
+		"failed_requests":    r.FailedRequests,
+		"checks":             map[string]float64{"passes": r.Checks.Passes, "fails": r.Checks.Fails},
+		"protos_seen":        r.ProtosSeen,
+		"dropped_iterations": r.DroppedIterations,
+		"new_connections":    r.NewConnections,
+		"late_requests":      r.LateRequests,
+		"rps":                r.RPS,
+		"duration_s":         r.DurationS,
+		"latency_ms":         r.Latency,
+		"ttfb_ms":            r.TTFB,
+		"extra":              r.Extra,
+		"valid":              r.Valid,
+		"invalid":            r.Invalid,
+		"histograms":         m.Histograms,
+		"segments":           m.Segments,
+	}
+	if r.Mode == "fresh" {
+		fields["duration_from"] = "first iteration start of the first instance to last iteration end of the last (their test clocks aligned by when each was resumed)"
+	}
+	if r.UpstreamConns != nil {
+		fields["upstream_conns"] = r.UpstreamConns
+	}
+	if r.Err != "" {
+		fields["error"] = r.Err
+	}
+	// absent, not null, as the scripts leave a figure out that a mode does not have
+	for k, v := range map[string]*float64{"new_connections": r.NewConnections, "late_requests": r.LateRequests, "rps": r.RPS} {
+		if v == nil {
+			delete(fields, k)
+			delete(doc, k)
+		}
+	}
+	for k, v := range fields {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+		doc[k] = raw
+	}
+	return stack.WriteJSON(path, doc)
+}
