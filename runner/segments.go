@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -483,12 +482,10 @@ func (p *prefixWriter) emit(line []byte) {
 	if p.w == nil {
 		return
 	}
+	out := append([]byte(p.prefix), line...)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	w := bufio.NewWriter(p.w)
-	_, _ = w.WriteString(p.prefix)
-	_, _ = w.Write(line)
-	_ = w.Flush()
+	_, _ = p.w.Write(out)
 }
 
 func (p *prefixWriter) flush() {
