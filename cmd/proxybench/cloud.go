@@ -79,22 +79,9 @@ func cmdK6Cloud(ctx context.Context, args []string) error {
 		env := map[string]string{"TARGET_URL": *targetURL, "TESTID": f.testid, "PROFILE": f.profile, "PROTO": strings.Join(cells[0].protos, "")}
 		return cloudRun(ctx, k6, filepath.Join(root, "scenarios", cells[0].scenario+".js"), env, f.extra)
 	}
-	s, err := newStack()
-	if err != nil {
-		return err
-	}
-	targets, err := runningTargets(s, f.targets)
-	if err != nil {
-		return err
-	}
-	sv, err := servedProtocols(s)
-	if err != nil {
-		return err
-	}
-	r := newRunner(s, f)
-	r.Command = []string{"cloud", "run", "--local-execution"}
-	results := runCells(ctx, r, f.testid, cells, targets, sv)
-	return invalidErr(results, filepath.Join(r.ResultsDir, f.testid))
+	return runOnStack(ctx, f, cells, func(r *runner.Runner) {
+		r.Command = []string{"cloud", "run", "--local-execution"}
+	})
 }
 
 // cloudPortable refuses what Grafana's load generators cannot run as we measure it: a script

@@ -374,6 +374,12 @@ func cmdK6(ctx context.Context, args []string) error {
 	if err := runner.CheckSegments(strings.TrimSpace(*scenario), segments); err != nil {
 		return err
 	}
+	return runOnStack(ctx, f, cells, func(r *runner.Runner) { r.Segments = segments })
+}
+
+// runOnStack runs cells against the targets of the running stack that f names, with a runner
+// set up by how, and prints their tables: what make k6 and make k6-cloud MODE=local do.
+func runOnStack(ctx context.Context, f *runFlags, cells []cell, how func(*runner.Runner)) error {
 	s, err := newStack()
 	if err != nil {
 		return err
@@ -392,7 +398,7 @@ func cmdK6(ctx context.Context, args []string) error {
 	}
 	s.Pin = st.Pin // the client goes where `make up PIN=…` left room for it
 	r := newRunner(s, f)
-	r.Segments = segments
+	how(r)
 	results := runCells(ctx, r, f.testid, cells, targets, sv)
 	return invalidErr(results, filepath.Join(r.ResultsDir, f.testid))
 }
