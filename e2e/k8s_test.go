@@ -3,16 +3,22 @@ package e2e
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v3"
@@ -287,4 +293,244 @@ func k6In(h *harness, dir string, args ...string) ([]byte, error) {
 		return append(out.Bytes(), errOut.Bytes()...), err
 	}
 	return out.Bytes(), nil
+}
+
+// TestK8sRunnersDoTheSplit runs what `make k8s` writes as the k6-operator runs it, without a
+// cluster: per runner, the operator's command line (its segment flags, spec.arguments, the
+// archive, --paused, its --tag instance_id and testrun_name) with spec.runner.env, each in a
+// directory of its own, then the starter's resume through each runner's REST API. The target
+// is bin/upstream on 127.0.0.2, standing in for the cluster's view of a remote proxy. Each
+// runner does its share and is valid on its own (SEGMENTS), the shares add up to the plan, and
+// every sample carries the scripts' tags and its runner's instance_id.
+func TestK8sRunnersDoTheSplit(t *testing.T) {
+	h := newHarness(t)
+	const runners, requests = 2, 60
+	addr := startUpstreamOn(t, h, "127.0.0.2")
+	_, port, _ := net.SplitHostPort(addr)
+
+	// The manifests name the target as the cluster would; the runners below are given the
+	// upstream's loopback address instead, which make k8s refuses (no pod reaches it).
+	dir := t.TempDir()
+	cmd := exec.Command(filepath.Join(h.root, "bin", "proxybench"), "k8s", "-scenario", "fresh-h1c",
+		"-parallelism", strconv.Itoa(runners), "-image", "registry.example/proxybench-k6:test",
+		"-target-url", "http://far.example:"+port, "-target", "far", "-testid", "k8s-split", "-out", dir)
+	cmd.Dir = h.root
+	cmd.Env = h.env("REQUESTS="+strconv.Itoa(requests), "FRESH_CONNECTIONS=4")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("proxybench k8s: %v\n%s", err, out)
+	}
+	var run struct {
+		Metadata struct{ Name string } `json:"metadata"`
+		Spec     struct {
+			Parallelism int    `json:"parallelism"`
+			Arguments   string `json:"arguments"`
+			Runner      struct {
+				Env []struct{ Name, Value string } `json:"env"`
+			} `json:"runner"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(mustJSON(t, readManifest(t, filepath.Join(dir, "testrun.yaml"))), &run); err != nil {
+		t.Fatal(err)
+	}
+	archive, err := os.ReadFile(filepath.Join(dir, "archive.tar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	before := upstreamAccepted(t, "http://"+addr)
+	type pod struct {
+		dir, api string
+		cmd      *exec.Cmd
+		out      bytes.Buffer
+		done     chan error
+	}
+	pods := make([]*pod, run.Spec.Parallelism)
+	for i := range pods {
+		p := &pod{dir: t.TempDir(), api: net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t, "127.0.0.1"))), done: make(chan error, 1)}
+		script := filepath.Join(p.dir, "test", "archive.tar") // the ConfigMap, mounted as /test/
+		if err := os.MkdirAll(filepath.Dir(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(script, archive, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		index := i + 1 // the operator counts its runners from 1
+		argv := append([]string{"run", "--quiet"}, operatorSegmentArgs(index, run.Spec.Parallelism)...)
+		argv = append(argv, strings.Fields(run.Spec.Arguments)...)
+		argv = append(argv, script, "--address="+p.api, "--paused",
+			"--tag", "instance_id="+strconv.Itoa(index), "--tag", "testrun_name="+run.Metadata.Name,
+			"--out", "json="+filepath.Join(p.dir, "samples.json"))
+		p.cmd = exec.Command(filepath.Join(h.root, "bin", "k6"), argv...)
+		p.cmd.Dir = p.dir
+		p.cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + p.dir}
+		for _, e := range run.Spec.Runner.Env {
+			switch e.Name {
+			case "TARGET_URL":
+				e.Value = "http://" + addr
+			case "SUMMARY_JSON":
+				e.Value = filepath.Join(p.dir, "result.json") // a pod's /tmp is its own
+			}
+			p.cmd.Env = append(p.cmd.Env, e.Name+"="+e.Value)
+		}
+		p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
+		if err := p.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { p.done <- p.cmd.Wait() }()
+		t.Cleanup(func() {
+			if p.cmd.ProcessState == nil {
+				_ = p.cmd.Process.Kill()
+				<-p.done
+			}
+		})
+		pods[i] = p
+	}
+
+	// the starter: once every runner is paused with its VUs ready, resume them all
+	for i, p := range pods {
+		deadline := time.Now().Add(time.Minute)
+		for !pausedBeforeRun(p.api) {
+			if time.Now().After(deadline) {
+				t.Fatalf("runner %d: its REST API at %s never said paused and ready\n%s", i+1, p.api, p.out.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	for i, p := range pods {
+		req, _ := http.NewRequest(http.MethodPatch, "http://"+p.api+"/v1/status",
+			strings.NewReader(`{"data":{"type":"status","id":"default","attributes":{"paused":false}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("runner %d: resume: %v", i+1, err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("runner %d: resume: %s", i+1, res.Status)
+		}
+	}
+
+	var total, conns float64
+	for i, p := range pods {
+		select {
+		case err := <-p.done:
+			if err != nil {
+				t.Errorf("runner %d: k6 run: %v\n%s", i+1, err, p.out.String())
+				continue
+			}
+		case <-time.After(2 * time.Minute):
+			t.Fatalf("runner %d did not end within 2 minutes\n%s", i+1, p.out.String())
+		}
+		r, err := runner.LoadResult(filepath.Join(p.dir, "result.json"))
+		if err != nil {
+			t.Fatalf("runner %d: %v\n%s", i+1, err, p.out.String())
+		}
+		if !r.Valid || r.Target != "far" {
+			t.Errorf("runner %d: valid %v %v, target %q; want valid, target far", i+1, r.Valid, r.Invalid, r.Target)
+		}
+		total += r.Requests
+		if r.NewConnections != nil {
+			conns += *r.NewConnections
+		}
+		checkSampleTags(t, filepath.Join(p.dir, "samples.json"), map[string]string{
+			"testid": "k8s-split", "target": "far", "mode": "fresh", "instance_id": strconv.Itoa(i + 1),
+		})
+	}
+	if total != requests || conns != requests {
+		t.Errorf("the runners sent %v requests on %v new connections in all, want the plan's %d on as many", total, conns, requests)
+	}
+	if got := upstreamAccepted(t, "http://"+addr) - before; got < requests {
+		t.Errorf("the upstream accepted %d connections, want at least %d", got, requests)
+	}
+}
+
+// operatorSegmentArgs are the k6-operator's execution segment flags for runner index (from 1)
+// of total (its pkg/segmentation): none for a single runner.
+func operatorSegmentArgs(index, total int) []string {
+	if total <= 1 {
+		return nil
+	}
+	part := func(i int) string {
+		switch i {
+		case 0:
+			return "0"
+		case total:
+			return "1"
+		}
+		return fmt.Sprintf("%d/%d", i, total)
+	}
+	seq := []string{"0"}
+	for i := 1; i < total; i++ {
+		seq = append(seq, fmt.Sprintf("%d/%d", i, total))
+	}
+	seq = append(seq, "1")
+	return []string{
+		"--execution-segment=" + part(index-1) + ":" + part(index),
+		"--execution-segment-sequence=" + strings.Join(seq, ","),
+	}
+}
+
+// pausedBeforeRun tells whether k6's REST API at api says it is paused with its VUs ready
+// (lib.ExecutionStatusPausedBeforeRun, 4).
+func pausedBeforeRun(api string) bool {
+	res, err := http.Get("http://" + api + "/v1/status")
+	if err != nil {
+		return false
+	}
+	defer res.Body.Close()
+	var st struct {
+		Data struct {
+			Attributes struct {
+				Status int `json:"status"`
+			} `json:"attributes"`
+		} `json:"data"`
+	}
+	return res.StatusCode == http.StatusOK && json.NewDecoder(res.Body).Decode(&st) == nil && st.Data.Attributes.Status == 4
+}
+
+// checkSampleTags checks that every measured http_reqs sample of k6's JSON output has want.
+func checkSampleTags(t *testing.T, path string, want map[string]string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var s struct {
+			Type   string `json:"type"`
+			Metric string `json:"metric"`
+			Data   struct {
+				Tags map[string]string `json:"tags"`
+			} `json:"data"`
+		}
+		if json.Unmarshal(line, &s) != nil || s.Type != "Point" || s.Metric != "http_reqs" {
+			continue
+		}
+		n++
+		for k, v := range want {
+			if s.Data.Tags[k] != v {
+				t.Fatalf("%s: an http_reqs sample has %s=%q, want %q (tags %v)", path, k, s.Data.Tags[k], v, s.Data.Tags)
+			}
+		}
+	}
+	if n == 0 {
+		t.Errorf("%s: no http_reqs sample", path)
+	}
+}
+
+// startUpstreamOn starts bin/upstream's cleartext listener on host and returns its address.
+func startUpstreamOn(t *testing.T, h *harness, host string) string {
+	t.Helper()
+	addr := net.JoinHostPort(host, strconv.Itoa(freePort(t, host)))
+	ctx, cancel := context.WithCancel(context.Background())
+	up := exec.CommandContext(ctx, filepath.Join(h.root, "bin", "upstream"), "-h1c", addr)
+	var out bytes.Buffer
+	up.Stdout, up.Stderr = &out, &out
+	if err := up.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); _ = up.Wait() })
+	waitHTTP(t, "http://"+addr+"/debug/conns", &out)
+	return addr
 }

@@ -44,11 +44,16 @@ const (
 	maxNameLen = 40
 )
 
-// k8sEnvKnobs are the variables the scripts read from __ENV that a user sets, besides the
-// duration and count knobs (k6cmds.go): each one set goes to `k6 archive -e` and to every runner.
-// SUMMARY_JSON, TARGETS_FILE and PWD are left out on purpose: they name paths of this machine,
-// which a runner has not got.
-var k8sEnvKnobs = []string{"TARGET_URL", "TARGET", "PROFILE", "PROTO", "TESTID"}
+// notFromHere are the variables of runner.ScriptEnv that do not go from this machine's
+// environment to the runners: TARGETS_FILE and PWD name paths of this machine, which a pod has
+// not got; env sets the others itself.
+var notFromHere = []string{"TARGETS_FILE", "PWD", "SUMMARY_JSON", "SEGMENTS", "GODEBUG"}
+
+// podSummary is SUMMARY_JSON on the runners. Without it the scripts write their result to
+// results/<testid>/ under the working directory, which no pod has (k6 cannot make directories),
+// and every runner would end with "failed to handle the end-of-test summary". /tmp is in every
+// image; the file goes with the pod unless it is copied out first (kubectl cp).
+const podSummary = "/tmp/proxybench-result.json"
 
 // influxAggregateTags is extensions/influxdb's DefaultAggregateTags plus instance_id, the tag
 // the operator gives each runner: without it the N runners' points of one window share series
@@ -185,25 +190,40 @@ func (f *k8sFlags) cellName() string {
 	return f.scenario
 }
 
-// env is what every runner gets, and `k6 archive` as -e: the knobs the user set.
+// env is what every runner gets, and `k6 archive` as -e: the variables the scripts read
+// (runner.ScriptEnv) that the user set, and those a runner needs.
 func (f *k8sFlags) env(getenv func(string) string) [][2]string {
 	given := map[string]string{
 		"TARGET_URL": f.targetURL, "TARGET": f.target, "PROFILE": f.profile, "PROTO": f.proto, "TESTID": f.testid,
 	}
 	var env [][2]string
-	for _, k := range slices.Concat(k8sEnvKnobs, durationKnobs, countKnobs) {
+	for _, k := range runner.ScriptEnv {
 		v, ok := given[k]
 		if !ok {
+			if slices.Contains(notFromHere, k) {
+				continue
+			}
 			v = strings.TrimSpace(getenv(k))
 		}
 		if v != "" {
 			env = append(env, [2]string{k, v})
 		}
 	}
+	if f.parallelism > 1 {
+		// each runner does its share of the plan: the scripts then leave the plan's totals
+		// (fresh: all REQUESTS; reused: the connections allowed) out of every runner's
+		// thresholds, which its share alone would fail (scenarios/lib/options.js segmented())
+		env = append(env, [2]string{"SEGMENTS", strconv.Itoa(f.parallelism)})
+	}
+	env = append(env, [2]string{"SUMMARY_JSON", podSummary})
+	godebug := strings.TrimSpace(getenv("GODEBUG"))
 	if strings.HasSuffix(f.scenario, "-h1") || f.proto == "h1" {
 		// the process must have it (runner.Env does the same): Go's client offers h2 by ALPN
 		// otherwise, and k6 has no switch per request
-		env = append(env, [2]string{"GODEBUG", "http2client=0"})
+		godebug = strings.Trim(godebug+",http2client=0", ",")
+	}
+	if godebug != "" {
+		env = append(env, [2]string{"GODEBUG", godebug})
 	}
 	return env
 }
@@ -211,11 +231,13 @@ func (f *k8sFlags) env(getenv func(string) string) [][2]string {
 // offlineEnv keeps every k6 here and on the runners off the internet.
 var offlineEnv = [][2]string{{"K6_NO_USAGE_REPORT", "true"}, {"K6_AUTO_EXTENSION_RESOLUTION", "false"}}
 
+var notDNSRE = regexp.MustCompile(`[^a-z0-9]+`)
+
 // k8sName is the TestRun's and ConfigMap's name: a DNS label made of the cell and the testid,
 // cut to maxNameLen with a hash of the whole so that two long testids stay apart.
 func k8sName(cell, testid string) string {
 	full := "proxybench-" + cell + "-" + testid
-	name := strings.Trim(regexp.MustCompile(`[^a-z0-9]+`).ReplaceAllString(strings.ToLower(full), "-"), "-")
+	name := strings.Trim(notDNSRE.ReplaceAllString(strings.ToLower(full), "-"), "-")
 	if len(name) <= maxNameLen && name == full {
 		return name
 	}

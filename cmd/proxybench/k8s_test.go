@@ -22,6 +22,7 @@ func k8sEnv(t *testing.T) {
 	for k, v := range map[string]string{
 		"SCENARIO": "reused-h2", "PARALLELISM": "2", "IMAGE": "registry.example/proxybench-k6:v1",
 		"TARGET_URL": "https://proxy.example:8443", "INFLUXDB_URL": "", "CLIENT": "", "TESTID": "k8s-test",
+		"GODEBUG": "", "RATE": "", "K6_CLOUD_PROJECT_ID": "", "SUMMARY_JSON": "", "SEGMENTS": "",
 	} {
 		t.Setenv(k, v)
 	}
@@ -357,6 +358,42 @@ func TestK8sManifestsRefuse(t *testing.T) {
 			_, err = buildManifests(f, make([]byte, tc.archive), inspected{MaxVUs: tc.maxVUs}, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("buildManifests: %v, want an error saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// The runners get what the scripts read and the user set, and what a runner needs; never a
+// path of this machine.
+func TestK8sRunnerEnv(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  map[string]string
+		want map[string]string // "" is absent
+	}{
+		{"split", map[string]string{"PARALLELISM": "3", "TARGETS_FILE": "/here/targets.json", "PWD": "/here", "SUMMARY_JSON": "/here/r.json", "STREAMS": "8"},
+			map[string]string{"SEGMENTS": "3", "TARGETS_FILE": "", "PWD": "", "SUMMARY_JSON": podSummary, "STREAMS": "8", "GODEBUG": ""}},
+		{"one runner", map[string]string{"PARALLELISM": "1"}, map[string]string{"SEGMENTS": ""}},
+		{"h1 over TLS", map[string]string{"SCENARIO": "fresh-h1", "GODEBUG": "tlsmlkem=0"}, map[string]string{"GODEBUG": "tlsmlkem=0,http2client=0"}},
+		{"a probe over h1", map[string]string{"SCENARIO": "json", "PROTO": "h1", "PARALLELISM": "1"}, map[string]string{"GODEBUG": "http2client=0", "PROTO": "h1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k8sEnv(t)
+			for k, v := range tc.set {
+				t.Setenv(k, v)
+			}
+			f, err := parseK8sFlags(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, kv := range f.env(os.Getenv) {
+				got[kv[0]] = kv[1]
+			}
+			for k, v := range tc.want {
+				if got[k] != v {
+					t.Errorf("runner env %s=%q, want %q (env %v)", k, got[k], v, got)
+				}
 			}
 		})
 	}
