@@ -387,18 +387,25 @@ func cmdK8s(ctx context.Context, args []string) error {
 		return err
 	}
 	k6 := envOr("K6", filepath.Join(root, "bin", "k6"))
+	_, statErr := os.Stat(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	fail := func(err error) error {
+		if os.IsNotExist(statErr) {
+			_ = os.RemoveAll(dir) // no half-made folder that kubectl apply -f could be pointed at
+		}
 		return err
 	}
 	env := f.env(os.Getenv)
 	archivePath := filepath.Join(dir, archiveKey)
 	archive, in, err := archiveAndInspect(ctx, k6, scriptPath, archivePath, env)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	m, err := buildManifests(f, archive, in, env)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	for _, doc := range []struct {
 		file string
@@ -410,11 +417,11 @@ func cmdK8s(ctx context.Context, args []string) error {
 	} {
 		data, err := toYAML(doc.v)
 		if err != nil {
-			return err
+			return fail(err)
 		}
 		head := "# Made by `make k8s` (proxybench k8s): " + doc.head + ".\n# kubectl apply -f " + dir + "/  (k8s/README.md)\n"
 		if err := os.WriteFile(filepath.Join(dir, doc.file), append([]byte(head), data...), 0o644); err != nil {
-			return err
+			return fail(err)
 		}
 	}
 	fmt.Printf("k8s: %s split %d ways against %s (testid %s, %d VUs at most, archive %d bytes)\n", f.cellName(), f.parallelism, f.targetURL, f.testid, in.MaxVUs, len(archive))
@@ -474,7 +481,27 @@ func runK6(ctx context.Context, k6, dir string, args ...string) ([]byte, error) 
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("%w\n%s", err, strings.TrimSpace(stderr.String()))
+		return nil, fmt.Errorf("%w: %s", err, k6Message(stderr.String()))
 	}
 	return stdout.Bytes(), nil
+}
+
+var k6ErrorRE = regexp.MustCompile(`level=error msg=("(?:[^"\\]|\\.)*")`)
+
+// k6Message is what k6's log says went wrong: the script's own message (scenarios/lib throws
+// ones that say what to do), without the logfmt quoting and the JavaScript stack under it.
+func k6Message(stderr string) string {
+	var msgs []string
+	for _, m := range k6ErrorRE.FindAllStringSubmatch(stderr, -1) {
+		msg, err := strconv.Unquote(m[1])
+		if err != nil {
+			continue
+		}
+		msg, _, _ = strings.Cut(msg, "\n\tat ")
+		msgs = append(msgs, strings.TrimPrefix(strings.TrimSpace(msg), "Error: "))
+	}
+	if len(msgs) == 0 {
+		return strings.TrimSpace(stderr)
+	}
+	return strings.Join(msgs, "; ")
 }
