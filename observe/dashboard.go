@@ -38,12 +38,13 @@ type DSRef struct {
 
 // Panel is a panel (or a row, whose Panels are its own).
 type Panel struct {
-	ID         int     `json:"id"`
-	Type       string  `json:"type"`
-	Title      string  `json:"title"`
-	Datasource *DSRef  `json:"datasource"`
-	GridPos    GridPos `json:"gridPos"`
-	Targets    []struct {
+	ID          int     `json:"id"`
+	Type        string  `json:"type"`
+	Title       string  `json:"title"`
+	Description string  `json:"description"`
+	Datasource  *DSRef  `json:"datasource"`
+	GridPos     GridPos `json:"gridPos"`
+	Targets     []struct {
 		RefID        string `json:"refId"`
 		Datasource   *DSRef `json:"datasource"`
 		Query        string `json:"query"`

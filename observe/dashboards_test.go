@@ -161,7 +161,7 @@ func TestDashboardModels(t *testing.T) {
 				if p.Type == "row" {
 					continue
 				}
-				if !slices.Contains([]string{"timeseries", "table", "stat", "bargauge", "text"}, p.Type) {
+				if !slices.Contains([]string{"timeseries", "table", "stat", "bargauge", "text", "heatmap"}, p.Type) {
 					t.Errorf("%s: unexpected type %q", where, p.Type)
 				}
 				g := p.GridPos

@@ -24,6 +24,10 @@ import (
 //	rate     count, sum (the non-zero samples), rate (sum/count)
 //	trend    count, sum, min, max, mean, p50, p90, p95, p99, p999
 //
+// Whole-run points also carry share, the part of the test this k6 ran (its execution segment's
+// length; 1 unless the test is split), so that a dashboard can count runs as sum(share) over
+// instances. Trends of K6_INFLUXDB_HISTOGRAMS also get bucket and cdf points (histpoints.go).
+//
 // A window [start, start+interval) is aligned on the Unix epoch and timestamped with its start.
 // It is written once its end is more than lateness ago; a sample that arrives after its window
 // was written (k6 hands samples over every 50 ms, later when the machine is saturated) is
@@ -158,6 +162,8 @@ type window struct {
 type aggregator struct {
 	interval int64 // ns
 	keep     []string
+	instance instance
+	hists    histogramSet
 
 	mu         sync.Mutex
 	tagIDs     map[*metrics.TagSet]int32 // TagSets are interned by k6: one pointer per distinct set
@@ -173,13 +179,17 @@ type aggregator struct {
 	run map[seriesKey]*series
 }
 
-func newAggregator(interval time.Duration, keep []string) *aggregator {
-	keep = slices.Clone(keep)
+func newAggregator(interval time.Duration, keep []string, in instance, hists histogramSet) *aggregator {
+	// instance_id is kept whatever the list says: split instances' points would overwrite
+	// each other without it
+	keep = append(slices.Clone(keep), InstanceTag)
 	slices.Sort(keep)
 	keep = slices.Compact(keep)
 	return &aggregator{
 		interval: int64(interval),
 		keep:     keep,
+		instance: in,
+		hists:    hists,
 		tagIDs:   map[*metrics.TagSet]int32{},
 		tagIndex: map[string]int32{},
 		windows:  map[int64]*window{},
@@ -194,10 +204,16 @@ func (a *aggregator) tagID(ts *metrics.TagSet) int32 {
 	}
 	pairs := make([][2]string, 0, len(a.keep))
 	for _, k := range a.keep {
-		if ts == nil {
-			break
+		v, ok := "", false
+		if ts != nil {
+			v, ok = ts.Get(k)
 		}
-		if v, ok := ts.Get(k); ok {
+		if !ok && k == InstanceTag {
+			// an instance_id the samples carry (the k6-operator's --tag instance_id=N) wins:
+			// it is what the runner's pod is called
+			v, ok = a.instance.id, a.instance.id != ""
+		}
+		if ok {
 			pairs = append(pairs, [2]string{k, v})
 		}
 	}
@@ -301,12 +317,18 @@ type encoder struct {
 	prefix []byte
 }
 
-func (e *encoder) point(name, agg, tags string, s *series, t metrics.MetricType, window time.Duration, ts int64) {
+// point appends a series' point; share > 0 adds the share field (whole-run points).
+func (e *encoder) point(name, agg, tags string, s *series, t metrics.MetricType, window time.Duration, ts int64,
+	share float64,
+) {
 	e.prefix = append(e.prefix[:0], measurementEscaper.Replace(name)...)
 	e.prefix = append(e.prefix, ",agg="...)
 	e.prefix = append(e.prefix, agg...)
 	e.prefix = append(e.prefix, tags...)
 	e.fields = s.fields(t, window, e.fields)
+	if share > 0 {
+		e.fields = append(e.fields, field{key: "share", value: share})
+	}
 	var ok bool
 	if e.buf, ok = appendPoint(e.buf, e.prefix, e.fields, ts); ok {
 		e.points++
@@ -322,7 +344,10 @@ func (a *aggregator) encodeWindows(closed []*window, e *encoder) {
 	for _, w := range closed {
 		for _, k := range sortedKeys(w.series, tagSets) {
 			s := w.series[k]
-			e.point(k.metric.Name, aggInterval, tagSets[k.tags], s, k.metric.Type, iv, w.start)
+			e.point(k.metric.Name, aggInterval, tagSets[k.tags], s, k.metric.Type, iv, w.start, 0)
+			if k.metric.Type == metrics.Trend && a.hists.has(k.metric.Name) {
+				e.buckets(k.metric.Name, aggInterval, tagSets[k.tags], s.hist, w.start)
+			}
 			r := a.run[k]
 			if r == nil {
 				r = &series{}
@@ -356,7 +381,13 @@ func (a *aggregator) encodeRun(e *encoder) {
 	}
 	for _, k := range sortedKeys(a.run, tagSets) {
 		sp := spans[scenarios[k.tags]]
-		e.point(k.metric.Name, aggRun, tagSets[k.tags], a.run[k], k.metric.Type, time.Duration(sp.last-sp.first), end)
+		s := a.run[k]
+		e.point(k.metric.Name, aggRun, tagSets[k.tags], s, k.metric.Type, time.Duration(sp.last-sp.first), end,
+			a.instance.share)
+		if k.metric.Type == metrics.Trend && a.hists.has(k.metric.Name) {
+			e.buckets(k.metric.Name, aggRun, tagSets[k.tags], s.hist, end)
+			e.cdf(k.metric.Name, tagSets[k.tags], s.hist, end)
+		}
 	}
 }
 

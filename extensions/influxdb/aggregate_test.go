@@ -81,7 +81,7 @@ func TestAggregateKnownInputs(t *testing.T) {
 	bad := s.tags("testid", "t1", "target", "nginx", "status", "502")
 	base := time.Unix(1_700_000_000, 0)
 
-	a := newAggregator(time.Second, DefaultAggregateTags)
+	a := newAggregator(time.Second, DefaultAggregateTags, instance{share: 1}, newHistogramSet(DefaultHistograms))
 	var c metrics.Samples
 	// window 0: 100 ok requests of 1..100 ms (two URLs fold into one series), 4 failed of 500 ms
 	for i := 1; i <= 100; i++ {
@@ -169,7 +169,7 @@ func TestAggregateLateSamples(t *testing.T) {
 	reqs := s.metric("http_reqs", metrics.Counter)
 	tags := s.tags("target", "direct")
 	base := time.Unix(1_700_000_100, 0)
-	a := newAggregator(time.Second, DefaultAggregateTags)
+	a := newAggregator(time.Second, DefaultAggregateTags, instance{share: 1}, newHistogramSet(DefaultHistograms))
 	add := func(at time.Time) {
 		a.Add([]metrics.SampleContainer{metrics.Samples{sample(reqs, tags, at, 1)}})
 	}
@@ -196,7 +196,7 @@ func TestAggregateWindowAlignment(t *testing.T) {
 	t.Parallel()
 	s := newSampler()
 	reqs := s.metric("http_reqs", metrics.Counter)
-	a := newAggregator(5*time.Second, []string{"target"})
+	a := newAggregator(5*time.Second, []string{"target"}, instance{share: 1}, newHistogramSet(DefaultHistograms))
 	at := time.Unix(1_700_000_003, 700)
 	a.Add([]metrics.SampleContainer{metrics.Samples{sample(reqs, s.tags("target", "x"), at, 2)}})
 	closed := a.closeWindows(at.Add(time.Minute), false)
@@ -212,7 +212,7 @@ func BenchmarkAggregateAdd(b *testing.B) {
 	reqs := s.metric("http_reqs", metrics.Counter)
 	dur := s.metric("http_req_duration", metrics.Trend)
 	tags := s.tags("testid", "b", "target", "direct", "scenario", "reused-h1c", "status", "200", "url", "http://x/")
-	a := newAggregator(time.Second, DefaultAggregateTags)
+	a := newAggregator(time.Second, DefaultAggregateTags, instance{share: 1}, newHistogramSet(DefaultHistograms))
 	now := time.Now()
 	c := metrics.Samples{sample(reqs, tags, now, 1), sample(dur, tags, now, 1.5)}
 	batch := []metrics.SampleContainer{c}
@@ -244,7 +244,7 @@ func TestAggregateRunRatePerScenario(t *testing.T) {
 		}
 		c = append(c, sample(reqs, tags, at, 1))
 	}
-	a := newAggregator(time.Second, DefaultAggregateTags)
+	a := newAggregator(time.Second, DefaultAggregateTags, instance{share: 1}, newHistogramSet(DefaultHistograms))
 	a.Add([]metrics.SampleContainer{c})
 	e := &encoder{}
 	a.encodeWindows(a.closeWindows(base.Add(time.Minute), true), e)

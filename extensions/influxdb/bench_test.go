@@ -48,7 +48,7 @@ func requestSamples(s *sampler) []metrics.SampleContainer {
 func BenchmarkRequestAggregate(b *testing.B) {
 	s := newSampler()
 	batch := requestSamples(s)
-	a := newAggregator(time.Second, DefaultAggregateTags)
+	a := newAggregator(time.Second, DefaultAggregateTags, instance{share: 1}, newHistogramSet(DefaultHistograms))
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
@@ -62,7 +62,7 @@ func BenchmarkRequestRaw(b *testing.B) {
 	s := newSampler()
 	batch := requestSamples(s)
 	kinds, _ := makeFieldKinds(NewConfig().TagsAsFields)
-	r := newRawEncoder(kinds, time.Nanosecond)
+	r := newRawEncoder(kinds, time.Nanosecond, "")
 	o := &Output{}
 	e := &encoder{}
 	b.ReportAllocs()

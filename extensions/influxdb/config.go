@@ -25,9 +25,16 @@ const (
 )
 
 // DefaultAggregateTags are the tags aggregated points keep (DESIGN.md's low-cardinality tags,
-// plus the status and whether it was expected); every other tag is folded away.
+// plus the status and whether it was expected, and the instance of a split run); every other
+// tag is folded away.
 var DefaultAggregateTags = []string{
-	"testid", "target", "proto", "mode", "scenario", "route", "status", "expected_response",
+	"testid", "target", "proto", "mode", "scenario", "route", "status", "expected_response", InstanceTag,
+}
+
+// DefaultHistograms are the trends whose merged distribution the dashboards read: the ones they
+// show latencies of.
+var DefaultHistograms = []string{
+	"http_req_duration", "http_req_waiting", "sse_first_event", "stream_first_chunk", "ws_connect", "ws_echo",
 }
 
 // Config is the output's configuration. The connection variables are grafana/xk6-output-influxdb's,
@@ -47,6 +54,7 @@ type Config struct {
 	Mode          null.String `json:"mode" envconfig:"K6_INFLUXDB_MODE"`
 	QueueLimit    null.Int    `json:"queueLimit" envconfig:"K6_INFLUXDB_QUEUE_LIMIT"`
 	AggregateTags []string    `json:"aggregateTags" envconfig:"K6_INFLUXDB_AGGREGATE_TAGS"`
+	Histograms    []string    `json:"histograms" envconfig:"K6_INFLUXDB_HISTOGRAMS"`
 }
 
 // NewConfig is the configuration with every default set (and marked as a default).
@@ -61,6 +69,7 @@ func NewConfig() Config {
 		Mode:             null.NewString(ModeAggregate, false),
 		QueueLimit:       null.NewInt(200000, false),
 		AggregateTags:    DefaultAggregateTags,
+		Histograms:       DefaultHistograms,
 	}
 }
 
@@ -101,6 +110,9 @@ func (c Config) Apply(cfg Config) Config {
 	}
 	if len(cfg.AggregateTags) > 0 {
 		c.AggregateTags = cfg.AggregateTags
+	}
+	if len(cfg.Histograms) > 0 {
+		c.Histograms = cfg.Histograms
 	}
 	return c
 }
@@ -144,6 +156,11 @@ func (c Config) Validate() error {
 	for _, t := range c.AggregateTags {
 		if t == "" {
 			return errors.New("K6_INFLUXDB_AGGREGATE_TAGS has an empty tag name")
+		}
+	}
+	for _, t := range c.Histograms {
+		if t == "" {
+			return errors.New("K6_INFLUXDB_HISTOGRAMS has an empty trend name")
 		}
 	}
 	return nil
@@ -220,6 +237,8 @@ func parseURL(text string) (Config, error) {
 			c.QueueLimit = null.IntFrom(n)
 		case "aggregateTags":
 			c.AggregateTags = splitList(v)
+		case "histograms":
+			c.Histograms = splitList(v)
 		default:
 			return c, fmt.Errorf("%s: unknown query parameter %q in %s", outputName, k, text)
 		}

@@ -28,8 +28,9 @@ const stopGrace = 15 * time.Second
 type Output struct {
 	output.SampleBuffer // raw mode
 
-	cfg    Config
-	logger logrus.FieldLogger
+	cfg      Config
+	logger   logrus.FieldLogger
+	instance instance
 
 	agg     *aggregator // aggregate mode
 	runDone bool        // the whole-run points are written (flusher goroutine only)
@@ -54,26 +55,35 @@ func newOutput(params output.Params) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
+	in, err := instanceOf(params.ScriptOptions)
+	if err != nil {
+		return nil, err
+	}
 	o := &Output{
-		cfg:    cfg,
-		logger: params.Logger.WithField("output", outputName),
+		cfg:      cfg,
+		logger:   params.Logger.WithField("output", outputName),
+		instance: in,
 	}
 	if cfg.Mode.String == ModeAggregate {
-		o.agg = newAggregator(cfg.PushInterval.TimeDuration(), cfg.AggregateTags)
+		o.agg = newAggregator(cfg.PushInterval.TimeDuration(), cfg.AggregateTags, in, newHistogramSet(cfg.Histograms))
 	} else {
 		kinds, err := makeFieldKinds(cfg.TagsAsFields)
 		if err != nil {
 			return nil, err
 		}
-		o.raw = newRawEncoder(kinds, cfg.Precision.TimeDuration())
+		o.raw = newRawEncoder(kinds, cfg.Precision.TimeDuration(), in.id)
 	}
 	return o, nil
 }
 
 // Description is shown by `k6 run` under "output".
 func (o *Output) Description() string {
-	return fmt.Sprintf("%s (%s, bucket %s, %s every %s)", outputName, o.cfg.Addr.String, o.cfg.Bucket.String,
+	d := fmt.Sprintf("%s (%s, bucket %s, %s every %s", outputName, o.cfg.Addr.String, o.cfg.Bucket.String,
 		o.cfg.Mode.String, o.cfg.PushInterval.TimeDuration())
+	if o.instance.id != "" {
+		d += ", execution segment " + o.instance.segment
+	}
+	return d + ")"
 }
 
 // Start checks that InfluxDB answers (a database that is down is a warning, never an error:

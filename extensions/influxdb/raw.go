@@ -79,6 +79,7 @@ func typedField(key, val string, kind fieldKind) field {
 
 // rawEncoder caches, per distinct tag set, the escaped tags and the fields taken from tags.
 type rawEncoder struct {
+	instance  string // instance_id of a split run's instance, "" otherwise
 	kinds     map[string]fieldKind
 	precision time.Duration
 	cache     map[*metrics.TagSet]rawTags
@@ -91,8 +92,8 @@ type rawTags struct {
 	fields []field
 }
 
-func newRawEncoder(kinds map[string]fieldKind, precision time.Duration) *rawEncoder {
-	return &rawEncoder{kinds: kinds, precision: precision, cache: map[*metrics.TagSet]rawTags{}}
+func newRawEncoder(kinds map[string]fieldKind, precision time.Duration, instance string) *rawEncoder {
+	return &rawEncoder{kinds: kinds, precision: precision, cache: map[*metrics.TagSet]rawTags{}, instance: instance}
 }
 
 func (r *rawEncoder) tags(ts *metrics.TagSet) rawTags {
@@ -102,6 +103,12 @@ func (r *rawEncoder) tags(ts *metrics.TagSet) rawTags {
 	var m map[string]string
 	if ts != nil {
 		m = ts.Map()
+	}
+	if _, tagged := m[InstanceTag]; r.instance != "" && !tagged {
+		if m == nil {
+			m = map[string]string{}
+		}
+		m[InstanceTag] = r.instance
 	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
