@@ -144,7 +144,7 @@ func TestK8sManifests(t *testing.T) {
 			meta := archiveMetadata(t, archive)
 			for k, v := range env {
 				switch k {
-				case "K6_NO_USAGE_REPORT", "K6_AUTO_EXTENSION_RESOLUTION", "K6_INFLUXDB_AGGREGATE_TAGS":
+				case "K6_NO_USAGE_REPORT", "K6_AUTO_EXTENSION_RESOLUTION":
 					continue // k6's own settings, not the script's
 				}
 				if meta.Env[k] != v {

@@ -55,13 +55,6 @@ var notFromHere = []string{"TARGETS_FILE", "PWD", "SUMMARY_JSON", "SEGMENTS", "G
 // image; the file goes with the pod unless it is copied out first (kubectl cp).
 const podSummary = "/tmp/proxybench-result.json"
 
-// influxAggregateTags is extensions/influxdb's DefaultAggregateTags plus instance_id, the tag
-// the operator gives each runner: without it the N runners' points of one window share series
-// and timestamp, and InfluxDB keeps only the last one written (TestAggregateTagsKeepTheOutputs).
-var influxAggregateTags = []string{
-	"testid", "target", "proto", "mode", "scenario", "route", "status", "expected_response", "instance_id",
-}
-
 // shellSafeRE is what a --tag argument may hold: the operator splits spec.arguments at spaces
 // and its initializer runs them through `sh -c` (k6 archive … <arguments>).
 var shellSafeRE = regexp.MustCompile(`^[A-Za-z0-9_.:,@%+/=-]+$`)
@@ -358,9 +351,6 @@ func buildManifests(f *k8sFlags, archive []byte, in inspected, env [][2]string) 
 	s.Runner.Image = f.image
 	for _, kv := range slices.Concat(offlineEnv, env) {
 		s.Runner.Env = append(s.Runner.Env, envVar{kv[0], kv[1]})
-	}
-	if f.influxURL != "" {
-		s.Runner.Env = append(s.Runner.Env, envVar{"K6_INFLUXDB_AGGREGATE_TAGS", strings.Join(influxAggregateTags, ",")})
 	}
 	// once the test is over the operator deletes the TestRun and all it made (jobs, pods, their
 	// logs); the ConfigMap is ours and stays

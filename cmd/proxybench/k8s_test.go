@@ -184,31 +184,6 @@ func TestK8sArgsRepeatTheScriptsTags(t *testing.T) {
 	}
 }
 
-// The aggregate tags given to the runners are the output's defaults plus instance_id: a
-// default left out would fold a tag away from every split run's points.
-func TestAggregateTagsKeepTheOutputs(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "..", "extensions", "influxdb", "config.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`(?s)var DefaultAggregateTags = \[\]string\{(.*?)\}`).FindSubmatch(src)
-	if m == nil {
-		t.Fatal("extensions/influxdb/config.go has no `var DefaultAggregateTags = []string{…}`: where are the output's default aggregate tags now?")
-	}
-	defaults := regexp.MustCompile(`"([^"]+)"`).FindAllSubmatch(m[1], -1)
-	if len(defaults) == 0 {
-		t.Fatal("no tags in DefaultAggregateTags")
-	}
-	for _, d := range defaults {
-		if !slices.Contains(influxAggregateTags, string(d[1])) {
-			t.Errorf("the output keeps %q by default, and the runners' K6_INFLUXDB_AGGREGATE_TAGS (influxAggregateTags) would fold it away", d[1])
-		}
-	}
-	if !slices.Contains(influxAggregateTags, "instance_id") {
-		t.Error("influxAggregateTags has no instance_id: the runners' points would overwrite each other")
-	}
-}
-
 // compileTestRunSchema compiles k8s/testrun.schema.json, offline (its metaschema is built in).
 func compileTestRunSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
