@@ -59,19 +59,8 @@ func TestObserveEndToEnd(t *testing.T) {
 
 	h1c := freePort(t)
 	startUpstream(t, upstream, h1c)
-	targetsFile := filepath.Join(tmp, "targets.json")
 	targets := []string{"direct", "mirror"}
-	tf := map[string]any{
-		"hostname": "bench.test", "address": "127.0.0.1", "workers": 1, "upstream_keepalive": 64,
-		"upload_limit_bytes": 8388608, "upstream": map[string]int{"h1c": h1c}, "targets": map[string]any{},
-	}
-	for _, n := range targets {
-		tf["targets"].(map[string]any)[n] = map[string]int{"tls": freePort(t), "h1c": h1c}
-	}
-	data, _ := json.Marshal(tf)
-	if err := os.WriteFile(targetsFile, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	targetsFile := writeTargets(t, tmp, h1c, targets)
 
 	testid := fmt.Sprintf("observe-e2e-%d", time.Now().Unix())
 	runs := []struct {
@@ -196,6 +185,24 @@ func TestObserveEndToEnd(t *testing.T) {
 	if failurePanels == 0 {
 		t.Error("no dashboard panel reads http_req_failed")
 	}
+}
+
+// writeTargets writes a targets.json in dir whose targets all point at the upstream on h1c.
+func writeTargets(t *testing.T, dir string, h1c int, targets []string) string {
+	t.Helper()
+	tf := map[string]any{
+		"hostname": "bench.test", "address": "127.0.0.1", "workers": 1, "upstream_keepalive": 64,
+		"upload_limit_bytes": 8388608, "upstream": map[string]int{"h1c": h1c}, "targets": map[string]any{},
+	}
+	for _, n := range targets {
+		tf["targets"].(map[string]any)[n] = map[string]int{"tls": freePort(t), "h1c": h1c}
+	}
+	data, _ := json.Marshal(tf)
+	path := filepath.Join(dir, "targets.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // writeLines writes line-protocol points to db (InfluxDB 1.x's /write, nanosecond times).
