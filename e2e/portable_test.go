@@ -3,7 +3,6 @@ package e2e
 import (
 	"archive/tar"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -239,17 +238,9 @@ func archivedFiles(t *testing.T, archive string) []string {
 // are valid, counted by the upstream itself.
 func TestRemoteTarget(t *testing.T) {
 	h := newHarness(t)
-	port := freePort(t, "127.0.0.2")
-	addr := net.JoinHostPort("127.0.0.2", strconv.Itoa(port))
-	ctx, cancel := context.WithCancel(context.Background())
-	up := exec.CommandContext(ctx, filepath.Join(h.root, "bin", "upstream"), "-h1c", addr)
-	var upOut bytes.Buffer
-	up.Stdout, up.Stderr = &upOut, &upOut
-	if err := up.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); _ = up.Wait() })
-	waitHTTP(t, "http://"+addr+"/debug/conns", &upOut)
+	addr := startUpstreamOn(t, h, "127.0.0.2")
+	_, p, _ := net.SplitHostPort(addr)
+	port, _ := strconv.Atoi(p)
 	if c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), time.Second); err == nil {
 		c.Close()
 		t.Skipf("something listens on 127.0.0.1:%d too: the test could not tell the two addresses apart", port)
