@@ -152,7 +152,7 @@ func TestObserveSplitRun(t *testing.T) {
 	}
 
 	// the merged p99 lies between the instances' own (a mixture's quantile does), give or take
-	// the cdf rows' 4.4% and the histograms' 0.2%
+	// the cdf rows' 6.25% and the histograms' 0.2%
 	own, err := Query(ctx, influx.URL(), db, fmt.Sprintf(`SELECT "p99" FROM "http_req_duration" WHERE "agg" = 'run' `+
 		`AND "expected_response" = 'true' AND "testid" = '%s' AND "scenario" = 'reused-h1c' GROUP BY "instance_id"`, testid))
 	if err != nil || len(own) != 2 {
@@ -164,7 +164,7 @@ func TestObserveSplitRun(t *testing.T) {
 		lo, hi = min(lo, v), max(hi, v)
 	}
 	p99 := cell(query("proxy-comparison.json", table, "E"), "p99 ms")
-	if p99 < lo*(1-0.05) || p99 > hi*(1+0.05) {
+	if p99 < lo*(1-0.065) || p99 > hi*(1+0.065) {
 		t.Errorf("the comparison's merged p99 %v is outside the instances' [%v, %v]", p99, lo, hi)
 	}
 	t.Logf("split run: %v + %v requests, instances' p99 %.3f and %.3f ms, merged %.3f ms", results[0].Requests, results[1].Requests, lo, hi, p99)

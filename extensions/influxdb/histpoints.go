@@ -30,8 +30,8 @@ import (
 //	                only 32s would otherwise give a p99 above the max). Written once per run, so
 //	                its few hundred rows per series don't load InfluxDB while the test runs.
 const (
-	bucketSubBits = 3 // 8 buckets per power of two: a bucket spans 9%
-	cdfSubBits    = 4 // 16 per power of two: a row spans 4.4%, the worst error of a quantile
+	bucketSubBits = 3 // 8 buckets per power of two, linear in it: a bucket spans 12.5% of its lower bound at most
+	cdfSubBits    = 4 // 16 per power of two: a row spans 6.25% at most, the worst error of a quantile
 )
 
 var (

@@ -240,7 +240,7 @@ func TestSplitBucketsMergeExactly(t *testing.T) {
 		assert.Equal(t, wantWhole, got, "p%v", q*100)
 		exact := exactQuantile(values, q)
 		assert.True(t, got >= values[0] && got <= values[len(values)-1], "p%v %v outside [min, max]", q*100, got)
-		assert.InEpsilon(t, exact, got, math.Exp2(1.0/(1<<cdfSubBits))-1, "p%v: %v, exact %v", q*100, got, exact)
+		assert.InEpsilon(t, exact, got, 1.0/(1<<cdfSubBits), "p%v: %v, exact %v", q*100, got, exact)
 	}
 }
 
