@@ -158,9 +158,7 @@ func Merge(insts []*Instance) (*Merged, error) {
 		}
 		m.Segments[i].ExecutionSegment = in.Segment.ExecutionSegment
 		iterations += in.Segment.Totals.Iterations
-		if o := in.Segment.Totals.ConnectionsOpened; o != nil {
-			opened = addOpt(opened, o, opened == nil)
-		}
+		opened = addOpt(opened, in.Segment.Totals.ConnectionsOpened, i == 0)
 		if c := in.Segment.ClockMs; c != nil {
 			clockMin = math.Min(clockMin, c.Min+in.ClockOffsetMs)
 			clockMax = math.Max(clockMax, c.Max+in.ClockOffsetMs)
@@ -230,6 +228,10 @@ func Merge(insts []*Instance) (*Merged, error) {
 		}
 		if out.Mode == "fresh" && (out.NewConnections == nil || *out.NewConnections != out.Requests) {
 			invalid = append(invalid, fmt.Sprintf("totals: %s new connections for %.0f requests: every request must open its own", optString(out.NewConnections), out.Requests))
+		}
+		if t.ConnectionsAllowed != nil && opened == nil {
+			// a partial sum could pass the bound the whole run breaks
+			invalid = append(invalid, "totals: not every instance counted the connections it opened: reuse is not proven")
 		}
 		if t.ConnectionsAllowed != nil && opened != nil && *opened > *t.ConnectionsAllowed {
 			invalid = append(invalid, fmt.Sprintf(

@@ -132,6 +132,16 @@ func TestMerge(t *testing.T) {
 		requests: 2000, durationS: 10, rps: 200,
 		invalid: []string{"totals: 36 connections opened by 2 instances for 32 planned (one per VU, at most 35"},
 	}, {
+		name: "reused: an instance that did not count its connections leaves reuse unproven",
+		insts: func() []*Instance {
+			a := reusedInstance(0, 1000, 0, 30, hist(10, 0.001, 500))
+			b := reusedInstance(1, 1000, 0, 16, hist(10, 0.001, 500))
+			a.Segment.Totals.ConnectionsOpened = nil // the other's 16 alone would pass
+			return []*Instance{a, b}
+		},
+		requests: 2000, durationS: 10, rps: 200,
+		invalid: []string{"totals: not every instance counted the connections it opened"},
+	}, {
 		name: "an instance's own rule holds the merged result invalid, saying which",
 		insts: func() []*Instance {
 			a := reusedInstance(0, 1000, 0, 16, hist(10, 0.001, 500))

@@ -140,8 +140,12 @@ func (r *Runner) RunSegments(ctx context.Context, testid string, j Job, n int) *
 	upstream := r.countUpstream(ctx)
 	var out sync.Mutex // one line at a time from the instances' interleaved output
 	insts := make([]*segmentInstance, n)
+	ports, err := freePorts(n)
+	if err != nil {
+		return fail(fmt.Errorf("k6 run %s (target %s): REST API ports for its instances: %w", j.Scenario, j.Target, err))
+	}
 	for i := range n {
-		in, err := r.startSegment(runCtx, testid, j, script, segDir, i, n, &out)
+		in, err := r.startSegment(runCtx, testid, j, script, segDir, i, n, ports[i], &out)
 		if err != nil {
 			cancel()
 			r.waitSegments(insts[:i])
@@ -209,11 +213,7 @@ func (r *Runner) RunSegments(ctx context.Context, testid string, j Job, n int) *
 // SegmentsDir is the folder, beside a run's result files, of the instances' own results.
 const SegmentsDir = "segments"
 
-func (r *Runner) startSegment(ctx context.Context, testid string, j Job, script, segDir string, i, n int, out *sync.Mutex) (*segmentInstance, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
+func (r *Runner) startSegment(ctx context.Context, testid string, j Job, script, segDir string, i, n, port int, out *sync.Mutex) (*segmentInstance, error) {
 	base := fmt.Sprintf("%s.%dof%d", j.name(), i+1, n)
 	in := &segmentInstance{
 		index:   i,
@@ -341,15 +341,21 @@ func readHistograms(path, scenario string) (map[string]*histogram.Histogram, err
 	return out, nil
 }
 
-// freePort is a TCP port of loopback nobody listens on now. k6 binds it a moment later: one
-// taken in between makes that instance fail to start its REST API, never a wrong one.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+// freePorts are n distinct TCP ports of loopback nobody listens on now: all are held open
+// until each is known, so no two instances are given the same one. k6 binds them a moment
+// later: one taken in between makes that instance fail to start its REST API, and the run with
+// it.
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return ports, nil
 }
 
 // k6Status is what GET /v1/status says (k6's api/v1 Status, JSON:API).
@@ -461,11 +467,14 @@ func resume(ctx context.Context, insts []*segmentInstance) error {
 type prefixWriter struct {
 	w      io.Writer
 	prefix string
-	mu     *sync.Mutex
+	mu     *sync.Mutex // shared by the instances: one line at a time
+	bufMu  sync.Mutex  // flush may run while a Write still does (past the command's WaitDelay)
 	buf    []byte
 }
 
 func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.bufMu.Lock()
+	defer p.bufMu.Unlock()
 	p.buf = append(p.buf, b...)
 	for {
 		i := bytes.IndexByte(p.buf, '\n')
@@ -489,6 +498,8 @@ func (p *prefixWriter) emit(line []byte) {
 }
 
 func (p *prefixWriter) flush() {
+	p.bufMu.Lock()
+	defer p.bufMu.Unlock()
 	if len(p.buf) > 0 {
 		p.emit(append(p.buf, '\n'))
 		p.buf = nil
