@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/proxybench/proxybench/extensions/histogram"
-	"github.com/proxybench/proxybench/stack"
 )
 
 // SegmentPart is what the script of one execution segment adds to its result
@@ -327,17 +327,7 @@ var instanceOnly = []string{"k6", "segment", "histograms"}
 // holds beyond Result) with the merged figures over it, the merged histograms, and the list of
 // instances with their files.
 func WriteMerged(path, firstFile string, m *Merged) error {
-	data, err := os.ReadFile(firstFile)
-	if err != nil {
-		return err
-	}
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return fmt.Errorf("parse %s: %w", firstFile, err)
-	}
-	for _, k := range instanceOnly {
-		delete(doc, k)
-	}
+	drop := slices.Clone(instanceOnly)
 	r := m.Result
 	fields := map[string]any{
 		"requests":           r.Requests,
@@ -370,15 +360,8 @@ func WriteMerged(path, firstFile string, m *Merged) error {
 	for k, v := range map[string]*float64{"new_connections": r.NewConnections, "late_requests": r.LateRequests, "rps": r.RPS} {
 		if v == nil {
 			delete(fields, k)
-			delete(doc, k)
+			drop = append(drop, k)
 		}
 	}
-	for k, v := range fields {
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return fmt.Errorf("%s: %w", k, err)
-		}
-		doc[k] = raw
-	}
-	return stack.WriteJSON(path, doc)
+	return patchJSON(firstFile, path, drop, fields)
 }

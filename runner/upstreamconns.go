@@ -79,13 +79,22 @@ func (r *Runner) countUpstream(ctx context.Context) func(requests float64) *Upst
 // addToFile adds fields to the result file at path, beside what k6 wrote (replaced atomically),
 // so that a report rebuilt from the files alone has them too.
 func addToFile(path string, fields map[string]any) error {
-	data, err := os.ReadFile(path)
+	return patchJSON(path, path, nil, fields)
+}
+
+// patchJSON writes to dst the JSON object of src without the keys of drop and with fields set
+// over it, every other key kept as it was.
+func patchJSON(src, dst string, drop []string, fields map[string]any) error {
+	data, err := os.ReadFile(src)
 	if err != nil {
 		return err
 	}
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return fmt.Errorf("parse %s: %w", path, err)
+		return fmt.Errorf("parse %s: %w", src, err)
+	}
+	for _, k := range drop {
+		delete(doc, k)
 	}
 	for k, v := range fields {
 		raw, err := json.Marshal(v)
@@ -94,5 +103,5 @@ func addToFile(path string, fields map[string]any) error {
 		}
 		doc[k] = raw
 	}
-	return stack.WriteJSON(path, doc)
+	return stack.WriteJSON(dst, doc)
 }
