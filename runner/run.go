@@ -126,7 +126,10 @@ func (j Job) h1OverTLS() bool {
 
 // Env is the environment k6 runs with. k6 must never reach the internet.
 func (r *Runner) Env(testid string, j Job, summary string) []string {
-	env := append(os.Environ(),
+	// SEGMENTS tells a script it is one part of a split run, whose totals the runner judges:
+	// only RunSegments may say so, never a value left in the caller's environment
+	inherited := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "SEGMENTS=") })
+	env := append(inherited,
 		"K6_NO_USAGE_REPORT=true",
 		"K6_AUTO_EXTENSION_RESOLUTION=false",
 		"SSL_CERT_FILE="+r.CAFile,

@@ -55,6 +55,18 @@ func TestJobEnv(t *testing.T) {
 	}
 }
 
+// A SEGMENTS left in the caller's environment would have a whole run skip the plan's totals
+// (scenarios/lib/options.js): only RunSegments sets it.
+func TestEnvDropsAStraySegments(t *testing.T) {
+	t.Setenv("SEGMENTS", "2")
+	env := (&Runner{}).Env("id1", Job{Scenario: "fresh-h2", Target: "nginx"}, "/out.json")
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "SEGMENTS=") {
+			t.Fatalf("k6 would see %s", kv)
+		}
+	}
+}
+
 func TestLoadResultSchema(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

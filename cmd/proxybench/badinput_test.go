@@ -103,6 +103,7 @@ func TestBadInputSaysWhatIsValid(t *testing.T) {
 		{"remote target to bench", "bench", nil, map[string]string{"TARGET_URL": "http://10.0.0.5"}, "TARGET_URL=http://10.0.0.5: make bench measures the targets of the local stack"},
 		{"cloud mode", "k6-cloud", []string{"-scenario", "reused-h2", "-mode", "aws"}, nil, `MODE="aws": want local (run here with bin/k6, stream to k6 cloud) or cloud (Grafana's load generators, against TARGET_URL)`},
 		{"cloud without target url", "k6-cloud", []string{"-scenario", "reused-h2", "-mode", "cloud"}, nil, "MODE=cloud needs TARGET_URL"},
+		{"cloud split", "k6-cloud", []string{"-scenario", "reused-h2"}, map[string]string{"SEGMENTS": "2"}, "SEGMENTS=2: make k6-cloud runs one k6"},
 		{"cloud local with target url", "k6-cloud", []string{"-scenario", "reused-h2", "-target-url", "https://x"}, nil, "TARGET_URL is for MODE=cloud"},
 		{"tls profile", "bench", nil, map[string]string{"TLS_PROFILE": "rsa"}, `TLS_PROFILE=rsa: TLS profile "rsa" is not in tls_profiles: valid profiles are pq, x25519`},
 	}

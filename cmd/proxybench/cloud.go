@@ -46,6 +46,9 @@ func cmdK6Cloud(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if v := strings.TrimSpace(os.Getenv("SEGMENTS")); v != "" && v != "1" {
+		return fmt.Errorf("SEGMENTS=%s: make k6-cloud runs one k6; split load is make k6 SEGMENTS=N here, k6 cloud's own distribution (options.cloud.distribution) there, or make k8s", v)
+	}
 	switch *mode {
 	case cloudLocal:
 		if *targetURL != "" {
