@@ -33,6 +33,6 @@ COPY --from=build /out/k6 /usr/bin/k6
 ENV K6_NO_USAGE_REPORT=true \
     K6_AUTO_EXTENSION_RESOLUTION=false
 USER 12345
-# handleSummary writes its result file into the working directory: the k6 user's own
+# a directory the k6 user owns (make k8s sends the result file to /tmp: SUMMARY_JSON)
 WORKDIR /home/k6
 ENTRYPOINT ["k6"]

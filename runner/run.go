@@ -119,8 +119,8 @@ func (r *Runner) ResultPath(testid string, j Job) (string, error) {
 	return filepath.Abs(filepath.Join(r.ResultsDir, testid, j.name()+".json"))
 }
 
-// h1OverTLS tells whether the cell must keep Go's HTTP client from negotiating h2.
-func (j Job) h1OverTLS() bool {
+// H1OverTLS tells whether the cell must keep Go's HTTP client from negotiating h2.
+func (j Job) H1OverTLS() bool {
 	return strings.HasSuffix(j.Scenario, "-h1") || j.Proto == "h1"
 }
 
@@ -161,7 +161,7 @@ func (r *Runner) Env(testid string, j Job, summary string) []string {
 //     connection (8% of k6's CPU in fresh-h2): the target's handshake is the same either way.
 func (r *Runner) godebug(j Job) []string {
 	var g []string
-	if j.h1OverTLS() {
+	if j.H1OverTLS() {
 		g = append(g, "http2client=0")
 	}
 	if n := r.Negotiated[j.Target][stack.Protocol(Requires(j))]; n != nil && n.Group != "" && !strings.Contains(strings.ToUpper(n.Group), "MLKEM") {

@@ -44,15 +44,15 @@ const (
 	maxNameLen = 40
 )
 
-// notFromHere are the variables of runner.ScriptEnv that do not go from this machine's
-// environment to the runners: TARGETS_FILE and PWD name paths of this machine, which a pod has
-// not got; env sets the others itself.
+// notFromHere are the variables of runner.ScriptEnv that are not copied as they are from this
+// machine's environment to the runners: TARGETS_FILE and PWD name paths of this machine, which a
+// pod has not got; env sets the others itself (GODEBUG: the caller's, plus what the cell needs).
 var notFromHere = []string{"TARGETS_FILE", "PWD", "SUMMARY_JSON", "SEGMENTS", "GODEBUG"}
 
 // podSummary is SUMMARY_JSON on the runners. Without it the scripts write their result to
 // results/<testid>/ under the working directory, which no pod has (k6 cannot make directories),
 // and every runner would end with "failed to handle the end-of-test summary". /tmp is in every
-// image; the file goes with the pod unless it is copied out first (kubectl cp).
+// image; the file goes with the pod (the text summary stays in the pod's log).
 const podSummary = "/tmp/proxybench-result.json"
 
 // shellSafeRE is what a --tag argument may hold: the operator splits spec.arguments at spaces
@@ -210,7 +210,7 @@ func (f *k8sFlags) env(getenv func(string) string) [][2]string {
 	}
 	env = append(env, [2]string{"SUMMARY_JSON", podSummary})
 	godebug := strings.TrimSpace(getenv("GODEBUG"))
-	if strings.HasSuffix(f.scenario, "-h1") || f.proto == "h1" {
+	if (runner.Job{Scenario: f.scenario, Proto: f.proto}).H1OverTLS() {
 		// the process must have it (runner.Env does the same): Go's client offers h2 by ALPN
 		// otherwise, and k6 has no switch per request
 		godebug = strings.Trim(godebug+",http2client=0", ",")
@@ -296,7 +296,7 @@ type (
 		Script      script `json:"script"`
 		Arguments   string `json:"arguments,omitempty"`
 		Runner      pod    `json:"runner"`
-		Cleanup     string `json:"cleanup"`
+		Cleanup     string `json:"cleanup,omitempty"` // "post" or none
 	}
 	script struct {
 		ConfigMap struct {
@@ -352,9 +352,12 @@ func buildManifests(f *k8sFlags, archive []byte, in inspected, env [][2]string) 
 	for _, kv := range slices.Concat(offlineEnv, env) {
 		s.Runner.Env = append(s.Runner.Env, envVar{kv[0], kv[1]})
 	}
-	// once the test is over the operator deletes the TestRun and all it made (jobs, pods, their
-	// logs); the ConfigMap is ours and stays
-	s.Cleanup = "post"
+	if f.influxURL != "" {
+		// once the test is over the operator deletes the TestRun and all it made (jobs, pods,
+		// their logs); the ConfigMap is ours and stays. Without InfluxDB the runners' logs are
+		// all that is kept of the run, so the pods stay until the TestRun is deleted.
+		s.Cleanup = "post"
+	}
 	return m, nil
 }
 

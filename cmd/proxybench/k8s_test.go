@@ -244,6 +244,10 @@ func TestK8sTestRunFitsTheSchema(t *testing.T) {
 		if sep, _ := doc["spec"].(map[string]any)["separate"].(bool); sep != slices.Contains(tc.args, "-separate") {
 			t.Errorf("%v: spec.separate is %v", tc.args, sep)
 		}
+		// the operator deletes the pods, logs and all, at cleanup: only when InfluxDB keeps the run
+		if cleanup, _ := doc["spec"].(map[string]any)["cleanup"].(string); (cleanup == "post") != (influx != "") {
+			t.Errorf("INFLUXDB_URL=%q: spec.cleanup is %q", influx, cleanup)
+		}
 		env := map[string]string{}
 		for _, e := range m.TestRun.Spec.Runner.Env {
 			env[e.Name] = e.Value
