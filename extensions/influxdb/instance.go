@@ -21,9 +21,9 @@ type instance struct {
 
 // instanceOf reads the execution segment from the script options k6 hands the output.
 //
-// A run that isn't split gets no tag: its points keep the shape they always had (so do the
-// queries and the data of earlier runs), and InfluxQL groups a missing tag as one series, so a
-// query that sums over instance_id shows both alike.
+// A run that isn't split gets no tag, and InfluxQL groups a missing tag as one series, so a
+// query that sums over instance_id shows both alike. (The whole-run req/s and percentiles of
+// the dashboards read share and the cdf rows, which runs recorded before them do not have.)
 //
 // With a sequence (`--execution-segment-sequence`, which make k6 SEGMENTS=N and the k6-operator
 // pass), the id is the segment's place in it counted from 1, as the k6-operator numbers its
