@@ -34,8 +34,7 @@ var localOnly = []string{"TARGETS_FILE", "SUMMARY_JSON", "PWD", "GODEBUG", "SEGM
 
 func cmdK6Cloud(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("k6-cloud", flag.ContinueOnError)
-	scenario := fs.String("scenario", os.Getenv("SCENARIO"), "scenario: a file of scenarios/ without .js")
-	proto := fs.String("proto", os.Getenv("PROTO"), "probes only: h1, h1c, h2 or h3")
+	scenario, proto := cellFlags(fs)
 	mode := fs.String("mode", envOr("MODE", cloudLocal), "local (run here, stream to k6 cloud) or cloud (Grafana's load generators, against -target-url)")
 	targetURL := fs.String("target-url", os.Getenv("TARGET_URL"), "mode cloud: the target's base URL, e.g. https://proxy.example:8443")
 	f, err := parseRunFlags(fs, args)

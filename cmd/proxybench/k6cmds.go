@@ -356,8 +356,7 @@ func invalidErr(results []*runner.Result, dir string) error {
 
 func cmdK6(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("k6", flag.ContinueOnError)
-	scenario := fs.String("scenario", os.Getenv("SCENARIO"), "scenario: a file of scenarios/ without .js")
-	proto := fs.String("proto", os.Getenv("PROTO"), "probes only: h1, h1c, h2 or h3 (default: each the probe runs over)")
+	scenario, proto := cellFlags(fs)
 	segs := fs.String("segments", os.Getenv("SEGMENTS"), "k6 instances the run is split over, each an execution segment, merged into one result (default 1)")
 	f, err := parseRunFlags(fs, args)
 	if err != nil {
@@ -401,6 +400,13 @@ func runOnStack(ctx context.Context, f *runFlags, cells []cell, how func(*runner
 	how(r)
 	results := runCells(ctx, r, f.testid, cells, targets, sv)
 	return invalidErr(results, filepath.Join(r.ResultsDir, f.testid))
+}
+
+// cellFlags are the flags that name what a k6 command runs: SCENARIO and, for probes, PROTO.
+func cellFlags(fs *flag.FlagSet) (scenario, proto *string) {
+	scenario = fs.String("scenario", os.Getenv("SCENARIO"), "scenario: a file of scenarios/ without .js")
+	proto = fs.String("proto", os.Getenv("PROTO"), "probes only: h1, h1c, h2 or h3 (default: each the probe runs over)")
+	return scenario, proto
 }
 
 // k6Cells checks SCENARIO and PROTO, before the stack is read: what `make k6` runs.
