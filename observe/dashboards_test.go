@@ -71,8 +71,10 @@ func provisionedUIDs(t *testing.T) map[string]string {
 			uids[uid] = typ
 			if typ == "influxdb" {
 				jd, _ := ds["jsonData"].(map[string]any)
-				if jd["dbName"] != DefaultBucket {
-					t.Errorf("%s: %s reads database %v, the k6 output writes %q", f, uid, jd["dbName"], DefaultBucket)
+				// Grafana before 9 reads database, later ones jsonData.dbName: both, or some fail
+				// every panel with "database name required"
+				if jd["dbName"] != DefaultBucket || ds["database"] != DefaultBucket {
+					t.Errorf("%s: %s reads database %v (jsonData.dbName) and %v (database), the k6 output writes %q to both", f, uid, jd["dbName"], ds["database"], DefaultBucket)
 				}
 			}
 		}
@@ -219,6 +221,75 @@ func TestParseYAMLSubset(t *testing.T) {
 	for _, bad := range []string{"a: [1, 2]\n", "a:\n\tb: 1\n", "a: 1\na: 2\n", "a: 1\n  b: 2\n", "just text\n"} {
 		if _, err := parseYAML(bad); err == nil {
 			t.Errorf("%q: want an error", bad)
+		}
+	}
+}
+
+// A bar gauge or a stat is coloured by Grafana's default thresholds (green, red from 80) unless
+// it says otherwise: high req/s showed red and a 63 req/s cell green. Each one states its
+// thresholds, and none paints more work (req/s, requests) red.
+func TestPanelColoursAreStated(t *testing.T) {
+	t.Parallel()
+	files, _ := filepath.Glob(filepath.Join(root, "dashboards", "definitions", "*.json"))
+	checked := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d struct {
+			Panels []json.RawMessage `json:"panels"`
+		}
+		if err := json.Unmarshal(data, &d); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, raw := range d.Panels {
+			var p struct {
+				Type, Title string
+				FieldConfig struct {
+					Defaults struct {
+						Unit       string `json:"unit"`
+						Thresholds *struct {
+							Steps []struct {
+								Color string `json:"color"`
+							} `json:"steps"`
+						} `json:"thresholds"`
+					} `json:"defaults"`
+				} `json:"fieldConfig"`
+			}
+			if err := json.Unmarshal(raw, &p); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if p.Type != "bargauge" && p.Type != "stat" {
+				continue
+			}
+			checked++
+			th := p.FieldConfig.Defaults.Thresholds
+			if th == nil || len(th.Steps) == 0 {
+				t.Errorf("%s %q: no thresholds, so Grafana's default (red from 80) colours it", filepath.Base(f), p.Title)
+				continue
+			}
+			if u := p.FieldConfig.Defaults.Unit; u == "reqps" || u == "short" {
+				for _, s := range th.Steps {
+					if strings.Contains(s.Color, "red") {
+						t.Errorf("%s %q: %s is more work done, and a threshold paints it %s", filepath.Base(f), p.Title, u, s.Color)
+					}
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no bar gauge or stat panel found: the test reads nothing")
+	}
+}
+
+// compose.yaml mounts dashboards/provisioning over Grafana's own provisioning directory: every
+// folder Grafana reads there must exist, or it logs an error at every start.
+func TestProvisioningHasEveryFolder(t *testing.T) {
+	t.Parallel()
+	for _, d := range []string{"dashboards", "datasources", "plugins", "alerting", "notifiers"} {
+		if fi, err := os.Stat(filepath.Join(root, "dashboards", "provisioning", d)); err != nil || !fi.IsDir() {
+			t.Errorf("dashboards/provisioning/%s: %v", d, err)
 		}
 	}
 }
