@@ -89,9 +89,19 @@ func ResourceLine(r *runner.Result, res *runner.Resources, at time.Time) string 
 		}
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	fmt.Fprintf(&b, " target_cpu_us_per_req=%s,target_cpu_s=%s,rss_peak_mb=%s,rss_mean_mb=%s,requests=%s,client_cpu_util=%s,client_cpu_share=%s,client_bound=%t %d\n",
-		f(res.TargetCPUPerReqMicros), f(res.TargetCPUSeconds), f(res.RSSPeakMB), f(res.RSSMeanMB), f(res.Requests),
-		f(res.ClientCPUUtil), f(res.ClientCPUShare), res.ClientBound, at.UnixNano())
+	var fields []string
+	// A figure not measured is left out, not written as 0: a probe's few requests take less CPU
+	// than /proc's 10 ms ticks show, and a client not sampled has no CPU figures. The
+	// dashboards then show "not measured" where they would have shown a cost of zero.
+	if res.TargetCPUSeconds > 0 {
+		fields = append(fields, "target_cpu_us_per_req="+f(res.TargetCPUPerReqMicros), "target_cpu_s="+f(res.TargetCPUSeconds))
+	}
+	fields = append(fields, "rss_peak_mb="+f(res.RSSPeakMB), "rss_mean_mb="+f(res.RSSMeanMB), "requests="+f(res.Requests))
+	if res.ClientCPUs > 0 {
+		fields = append(fields, "client_cpu_util="+f(res.ClientCPUUtil), "client_cpu_share="+f(res.ClientCPUShare),
+			"client_bound="+strconv.FormatBool(res.ClientBound))
+	}
+	fmt.Fprintf(&b, " %s %d\n", strings.Join(fields, ","), at.UnixNano())
 	return b.String()
 }
 
