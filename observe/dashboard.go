@@ -52,6 +52,10 @@ type Panel struct {
 		ResultFormat string `json:"resultFormat"`
 	} `json:"targets"`
 	Panels []Panel `json:"panels"` // rows
+	// Transformations are Grafana's, in order: a table's "merge" joins its queries' rows.
+	Transformations []struct {
+		ID string `json:"id"`
+	} `json:"transformations"`
 }
 
 // GridPos places a panel on the 24-column grid.

@@ -141,6 +141,7 @@ func TestObserveEndToEnd(t *testing.T) {
 			for _, err := range errs {
 				t.Error(err)
 			}
+			checkMergedTables(ctx, t, influx.URL(), db, d, values, from, to)
 			for name, want := range map[string][]string{"target": targets, "proto": {"HTTP/1.1"}, "mode": {"probe", "reused"}} {
 				for _, w := range want {
 					if !slices.Contains(values[name], w) {
