@@ -67,6 +67,10 @@ var ScriptEnv = []string{
 	"UPLOAD_BYTES", "RATE", "SEGMENTS", "GODEBUG", "PWD", "K6_CLOUD_PROJECT_ID",
 }
 
+// LocalEnv are the ScriptEnv variables about this machine: its paths, the local split and
+// its own k6's Go runtime. A k6 elsewhere (k6 cloud, a Kubernetes runner) is not given them.
+var LocalEnv = []string{"TARGETS_FILE", "SUMMARY_JSON", "PWD", "GODEBUG", "SEGMENTS"}
+
 // ScriptFlags are env's values of ScriptEnv as k6's -e flags: `k6 cloud run` shows a script
 // only those, not the process environment (which it would upload, secrets and all, with
 // --include-system-env-vars).

@@ -29,9 +29,6 @@ const (
 	cloudRemote = "cloud"
 )
 
-// localOnly are script variables about this machine, not given to Grafana's load generators.
-var localOnly = []string{"TARGETS_FILE", "SUMMARY_JSON", "PWD", "GODEBUG", "SEGMENTS"}
-
 func cmdK6Cloud(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("k6-cloud", flag.ContinueOnError)
 	scenario, proto := cellFlags(fs)
@@ -229,7 +226,7 @@ func cloudArgs(environ []string, set map[string]string, extra []string, script s
 	var env []string
 	for _, kv := range environ {
 		k, v, _ := strings.Cut(kv, "=")
-		if _, over := set[k]; !over && !slices.Contains(localOnly, k) && !(k == "TARGET" && v == "all") {
+		if _, over := set[k]; !over && !slices.Contains(runner.LocalEnv, k) && !(k == "TARGET" && v == "all") {
 			env = append(env, kv)
 		}
 	}

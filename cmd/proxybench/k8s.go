@@ -44,11 +44,6 @@ const (
 	maxNameLen = 40
 )
 
-// notFromHere are the variables of runner.ScriptEnv that are not copied as they are from this
-// machine's environment to the runners: TARGETS_FILE and PWD name paths of this machine, which a
-// pod has not got; env sets the others itself (GODEBUG: the caller's, plus what the cell needs).
-var notFromHere = []string{"TARGETS_FILE", "PWD", "SUMMARY_JSON", "SEGMENTS", "GODEBUG"}
-
 // podSummary is SUMMARY_JSON on the runners. Without it the scripts write their result to
 // results/<testid>/ under the working directory, which no pod has (k6 cannot make directories),
 // and every runner would end with "failed to handle the end-of-test summary". /tmp is in every
@@ -193,7 +188,9 @@ func (f *k8sFlags) env(getenv func(string) string) [][2]string {
 	for _, k := range runner.ScriptEnv {
 		v, ok := given[k]
 		if !ok {
-			if slices.Contains(notFromHere, k) {
+			// this machine's (runner.LocalEnv) are not copied: env sets those a runner needs
+			// (GODEBUG: the caller's, plus what the cell needs)
+			if slices.Contains(runner.LocalEnv, k) {
 				continue
 			}
 			v = strings.TrimSpace(getenv(k))
