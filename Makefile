@@ -107,7 +107,7 @@ observe-down: bin/observe # Stop InfluxDB, by pid (its data stays in run/influxd
 	bin/observe down
 
 compose-up: build bin/observe # Docker users: the same stack in containers (compose.yaml), then verified and adopted so make k6/status use it
-	$(COMPOSE) up --detach --build
+	$(COMPOSE) up --build --wait
 	bin/proxybench attach -targets $(TARGETS)
 	$(if $(findstring observe,$(COMPOSE_PROFILES)),bin/observe attach)
 
@@ -169,7 +169,7 @@ test-deps: # Install what the tests need besides Go: Debian's chromium (pinned) 
 	report/install-chromium.sh
 	runner/install-peers.sh
 
-.PHONY: report compare test-deps
+.PHONY: report compare test-deps test-compose
 
 lint: # gofmt and go vet on every Go module
 	@test -z "$$(gofmt -l cmd stack runner upstream e2e extensions observe report)" || { gofmt -l cmd stack runner upstream e2e extensions observe report; exit 1; }
@@ -181,9 +181,16 @@ lint: # gofmt and go vet on every Go module
 test: GODOXY_BIN := $(or $(GODOXY_BIN),$(wildcard $(CURDIR)/../shared/godoxy/godoxy))
 # …and never download anything: GODOXY_RELEASE (from .env, say) is for `make setup` only.
 test: GODOXY_RELEASE :=
-test: setup influxd test-deps lint # Unit tests, k6 inspect of every scenario, and the end-to-end test on a real stack
-	$(GO) test -count=1 -timeout 30m ./...
+test: setup influxd test-deps lint # Unit tests, k6 inspect of every scenario, the end-to-end test on a real stack, and test-compose
+	$(GO) test -count=1 -timeout 30m -skip '^TestComposeUnderDocker$$' ./...
 	cd extensions && $(GO) test -count=1 -timeout 10m ./...
+	$(MAKE) test-compose
+
+# The engine, the compose plugin and the base images come from registries this machine reaches
+# (docker/): one that cannot be installed is said, and the test is skipped with its reason.
+test-compose: build influxd # compose.yaml under a private Docker engine: image built from the Dockerfile, `up --wait`, scenarios and probes, `down` leaving nothing
+	bash docker/install.sh || echo "test-compose: docker/install.sh failed (above): TestComposeUnderDocker will be skipped"
+	$(GO) test -count=1 -timeout 60m -v -run '^TestComposeUnderDocker$$' ./e2e
 
 clean: # Remove built binaries and results (the install cache stays)
 	rm -rf bin results

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +18,6 @@ import (
 	"github.com/compose-spec/compose-go/v2/types"
 
 	"github.com/proxybench/proxybench/observe"
-	"github.com/proxybench/proxybench/runner"
 	"github.com/proxybench/proxybench/stack"
 )
 
@@ -77,11 +77,14 @@ func TestComposeMatchesTargets(t *testing.T) {
 	if !strings.Contains(string(dockerfile), "PROXYBENCH_RUN="+imageRun) || !strings.Contains(string(dockerfile), "make setup") {
 		t.Errorf("Dockerfile: the image must install with `make setup` and keep its run directory in %s", imageRun)
 	}
+	checkDockerfileStages(t, string(dockerfile))
 
-	want := append(cfg.Names(), "certs", "influxdb", "grafana")
+	want := append(cfg.Names(), "certs", "k6", "influxdb", "grafana")
 	if got := p.ServiceNames(); !sameSet(got, want) {
-		t.Errorf("compose services %v, want %v (every target of targets.json, certs, influxdb, grafana)", got, want)
+		t.Errorf("compose services %v, want %v (every target of targets.json, certs, k6, influxdb, grafana)", got, want)
 	}
+	checkHealthchecks(t, p, cfg.Names())
+	checkK6Service(t, p, root)
 	certsMount := func(s types.ServiceConfig) bool {
 		return slices.ContainsFunc(s.Volumes, func(v types.ServiceVolumeConfig) bool {
 			return v.Source == filepath.Join(root, "run", "certs") && v.Target == imageRun+"/certs"
@@ -160,6 +163,99 @@ func TestComposeMatchesTargets(t *testing.T) {
 		if s, err := p.GetService(n); err == nil && (!slices.Equal(s.Profiles, []string{"observe"}) || s.NetworkMode != "host") {
 			t.Errorf("service %s: profiles %v, network_mode %q; want [observe], host", n, s.Profiles, s.NetworkMode)
 		}
+	}
+}
+
+// checkDockerfileStages: the base images are build arguments (so that a machine without a
+// registry builds the same file on images it made), and the final stage is not the build one.
+func checkDockerfileStages(t *testing.T, dockerfile string) {
+	t.Helper()
+	var froms []string
+	for _, line := range strings.Split(dockerfile, "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "FROM" {
+			froms = append(froms, f[1])
+		}
+	}
+	for _, arg := range []string{"GOLANG_IMAGE", "RUST_IMAGE", "DEBIAN_IMAGE"} {
+		if !slices.Contains(froms, "${"+arg+"}") || !strings.Contains(dockerfile, "\nARG "+arg+"=") {
+			t.Errorf("Dockerfile: no stage FROM ${%s} with a default (stages: %v)", arg, froms)
+		}
+	}
+	if len(froms) < 2 || froms[len(froms)-1] != "${DEBIAN_IMAGE}" {
+		t.Errorf("Dockerfile: the final stage must be FROM ${DEBIAN_IMAGE} without the build tools (stages: %v)", froms)
+	}
+}
+
+// checkHealthchecks: every long-running service says when it answers, so that `docker compose
+// up --wait` returns only then: a target by `proxybench health` of itself, after direct (the
+// upstream every proxy forwards to) is healthy; InfluxDB by /ping, Grafana by /api/health.
+func checkHealthchecks(t *testing.T, p *types.Project, targets []string) {
+	t.Helper()
+	for _, s := range p.Services {
+		if s.Name == "certs" || s.Name == "k6" {
+			continue // one-shot
+		}
+		hc := s.HealthCheck
+		if hc == nil || len(hc.Test) < 2 || hc.Test[0] != "CMD" || hc.Interval == nil || hc.Retries == nil {
+			t.Errorf("service %s: no healthcheck (CMD, interval, retries): %+v", s.Name, hc)
+			continue
+		}
+		test := strings.Join(hc.Test[1:], " ")
+		switch {
+		case slices.Contains(targets, s.Name):
+			if test != "bin/proxybench health "+s.Name {
+				t.Errorf("service %s: healthcheck %q, want `bin/proxybench health %s`", s.Name, test, s.Name)
+			}
+			if s.Name == stack.Direct {
+				continue
+			}
+			if d, ok := s.DependsOn[stack.Direct]; !ok || d.Condition != types.ServiceConditionHealthy {
+				t.Errorf("service %s: must start after direct is healthy, depends_on %+v", s.Name, s.DependsOn)
+			}
+		case s.Name == "influxdb":
+			if !strings.HasSuffix(test, "http://"+observe.DefaultAddr+"/ping") {
+				t.Errorf("influxdb healthcheck %q: want InfluxDB's /ping on %s", test, observe.DefaultAddr)
+			}
+		case s.Name == "grafana":
+			if !strings.HasSuffix(test, "/api/health") {
+				t.Errorf("grafana healthcheck %q: want Grafana's /api/health", test)
+			}
+			if d, ok := s.DependsOn["influxdb"]; !ok || d.Condition != types.ServiceConditionHealthy {
+				t.Errorf("grafana must start after influxdb is healthy, depends_on %+v", s.DependsOn)
+			}
+		}
+	}
+}
+
+// checkK6Service: `docker compose run --rm k6 run scenarios/X.js` is our bin/k6 on the mounted
+// scenarios, trusting the stack's CA, started only when run (a profile of its own).
+func checkK6Service(t *testing.T, p *types.Project, root string) {
+	t.Helper()
+	s, err := p.GetService("k6")
+	if err != nil {
+		return // said by the services check
+	}
+	if !slices.Equal(s.Entrypoint, types.ShellCommand{"docker/k6-entrypoint.sh"}) || s.NetworkMode != "host" || !slices.Equal(s.Profiles, []string{"k6"}) {
+		t.Errorf("service k6: entrypoint %v, network_mode %q, profiles %v; want docker/k6-entrypoint.sh, host, [k6]", s.Entrypoint, s.NetworkMode, s.Profiles)
+	}
+	mounts := map[string]string{}
+	for _, v := range s.Volumes {
+		mounts[v.Target] = v.Source
+	}
+	for target, source := range map[string]string{
+		"/proxybench/scenarios": filepath.Join(root, "scenarios"),
+		imageRun + "/certs":     filepath.Join(root, "run", "certs"),
+		"/proxybench/results":   filepath.Join(root, "results"),
+	} {
+		if mounts[target] != source {
+			t.Errorf("service k6: %s mounted at %q, want %s", mounts[target], target, source)
+		}
+	}
+	if v := s.Environment["SSL_CERT_FILE"]; v == nil || *v != imageRun+"/certs/ca.pem" {
+		t.Errorf("service k6: SSL_CERT_FILE %v, want %s/certs/ca.pem (the stack's CA: certificates verified)", v, imageRun)
+	}
+	if _, err := os.Stat(filepath.Join(root, "docker", "k6-entrypoint.sh")); err != nil {
+		t.Errorf("service k6: %v", err)
 	}
 }
 
@@ -284,6 +380,35 @@ func TestComposeStackServes(t *testing.T) {
 			t.Errorf("target %s: attached pid %d, the service's process is %d", c.name, r.PID, c.cmd.Process.Pid)
 		}
 	}
+	// each service's healthcheck, run in its container's environment, passes; a target that is
+	// not up (godoxy: compose did not start its profile) and an unknown one fail it
+	health := func(env []string, args ...string) error {
+		cmd := exec.Command(filepath.Join(h.root, "bin", "proxybench"), append([]string{"health"}, args...)...)
+		cmd.Dir, cmd.Env = h.root, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%w: %s", err, out)
+		}
+		return nil
+	}
+	for _, c := range running {
+		s, _ := enabled.GetService(c.name)
+		if s.HealthCheck == nil || len(s.HealthCheck.Test) != 4 {
+			t.Errorf("service %s: healthcheck %+v, want [CMD bin/proxybench health %s]", c.name, s.HealthCheck, c.name)
+			continue
+		}
+		if err := health(c.cmd.Env, s.HealthCheck.Test[3]); err != nil {
+			t.Errorf("service %s: its healthcheck fails while it serves: %v", c.name, err)
+		}
+	}
+	if slices.Contains(h.cfg.Names(), "godoxy") && len(running) > 0 {
+		if err := health(running[0].cmd.Env, "-timeout", "500ms", "godoxy"); err == nil {
+			t.Errorf("the healthcheck of godoxy, which compose did not start, passes")
+		}
+	}
+	if err := health(h.env(), "nosuch"); err == nil || !strings.Contains(err.Error(), `unknown target "nosuch"`) {
+		t.Errorf("health nosuch: want an error naming the unknown target, got %v", err)
+	}
 	if godoxy, ok := st.Missing["godoxy"]; !ok && slices.Contains(h.cfg.Names(), "godoxy") {
 		t.Errorf("godoxy (a profile compose did not start) is not recorded as missing: %v", st.Missing)
 	} else if ok && !strings.Contains(godoxy, "docker compose") {
@@ -307,13 +432,8 @@ func TestComposeStackServes(t *testing.T) {
 	if err != nil {
 		t.Errorf("k6 reused-h1c against the compose stack: %v\n%s", err, out2)
 	}
-	files, _ := filepath.Glob(filepath.Join(h.results, testid, "*.json"))
 	valid := 0
-	for _, f := range files {
-		r, err := runner.LoadResult(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, r := range loadResults(t, filepath.Join(h.results, testid)) {
 		if r.Skipped == "" {
 			checkResult(t, "reused-h1c", r)
 			valid++

@@ -107,6 +107,33 @@ func (s *Stack) Attach(ctx context.Context, names []string) error {
 	return s.saveState(st)
 }
 
+// Healthy is a compose healthcheck's verdict on one target, run in its container: a verified
+// answer over every protocol the target serves, each asked once within timeout, so that
+// `docker compose up --wait` returns only when the stack answers as `make up` requires.
+func (s *Stack) Healthy(ctx context.Context, name string, timeout time.Duration) error {
+	if _, ok := s.Config.Targets[name]; !ok {
+		return fmt.Errorf("unknown target %q: targets are %s", name, strings.Join(s.Config.Names(), ", "))
+	}
+	defs, err := s.Definitions([]string{name})
+	if err != nil {
+		return err
+	}
+	prober, err := NewProber(s.Config.Hostname, s.Config.Address, CertsIn(filepath.Join(s.RunDir, "certs")).CAFile)
+	if err != nil {
+		return err
+	}
+	ports := s.Config.Targets[name]
+	for _, proto := range s.protocols(name, defs[name]) {
+		pctx, cancel := context.WithTimeout(ctx, timeout)
+		err := prober.Probe(pctx, proto, proto.Port(ports))
+		cancel()
+		if err != nil {
+			return fmt.Errorf("target %s over %s: %w", name, proto, err)
+		}
+	}
+	return nil
+}
+
 // errExited is waitServing's error when the target's process ended.
 var errExited = errors.New("the target exited")
 

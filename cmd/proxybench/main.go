@@ -43,13 +43,13 @@ var commands = map[string]func(ctx context.Context, args []string) error{
 	"table":     cmdTable,
 	"pins":      cmdPins,
 	"report":    cmdReport, "compare": cmdCompare, // reportcmds.go
-	"certs": cmdCerts, "exec": cmdExec, "attach": cmdAttach, // the compose engine
+	"certs": cmdCerts, "exec": cmdExec, "health": cmdHealth, "attach": cmdAttach, // the compose engine
 	"k8s": cmdK8s, // k8s.go: a k6-operator TestRun and its ConfigMap
 }
 
 func main() {
 	if len(os.Args) < 2 || commands[os.Args[1]] == nil {
-		fmt.Fprintln(os.Stderr, "usage: proxybench setup|pins|up|down|status|k6|k6-cloud|k8s|bench|soak|calibrate|table|report|compare|certs|exec|attach [flags] (see `make help`)")
+		fmt.Fprintln(os.Stderr, "usage: proxybench setup|pins|up|down|status|k6|k6-cloud|k8s|bench|soak|calibrate|table|report|compare|certs|exec|health|attach [flags] (see `make help`)")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

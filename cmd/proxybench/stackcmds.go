@@ -196,6 +196,24 @@ func cmdExec(_ context.Context, args []string) error {
 	return s.Exec(args[0])
 }
 
+// cmdHealth is each compose service's healthcheck: exit 0 once the target answers, verified,
+// over every protocol it serves.
+func cmdHealth(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("health", flag.ContinueOnError)
+	timeout := fs.Duration("timeout", 2*time.Second, "how long each protocol's probe may take")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("usage: proxybench health [-timeout D] TARGET (compose.yaml's healthchecks)")
+	}
+	s, err := newStack()
+	if err != nil {
+		return err
+	}
+	return s.Healthy(ctx, fs.Arg(0), *timeout)
+}
+
 // cmdAttach adopts a stack docker compose started, after verifying every target over each of
 // its protocols, so that `make k6` and `make status` use it.
 func cmdAttach(ctx context.Context, args []string) error {

@@ -1,0 +1,263 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proxybench/proxybench/runner"
+	"github.com/proxybench/proxybench/stack"
+)
+
+// engine is a private Docker engine (docker/engine.sh) and the CLI pointed at it.
+type engine struct {
+	docker string   // the docker CLI docker/install.sh installed (20.10, with the compose plugin)
+	env    []string // DOCKER_HOST and DOCKER_CONFIG of this engine
+}
+
+// startEngine starts dockerd for this test and stops it at the end; the test is skipped, with
+// the reason, where no engine can run (engine.sh's exit status 3).
+func startEngine(t *testing.T, root string) *engine {
+	t.Helper()
+	cache, err := stack.CacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the socket's path must fit a unix address (108 bytes): not under t.TempDir()'s long name
+	dir, err := os.MkdirTemp("", "pb-engine-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(root, "docker", "engine.sh")
+	var stderr bytes.Buffer
+	cmd := exec.Command("bash", script, "start", dir)
+	cmd.Env = append(os.Environ(), "PROXYBENCH_CACHE="+cache)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if exit := (*exec.ExitError)(nil); errors.As(err, &exit) && exit.ExitCode() == 3 {
+		t.Skipf("no Docker engine can start here: %s", strings.TrimSpace(stderr.String()))
+	}
+	t.Cleanup(func() {
+		stop := exec.Command("bash", script, "stop", dir)
+		stop.Env = cmd.Env
+		if out, err := stop.CombinedOutput(); err != nil {
+			t.Errorf("engine.sh stop: %v\n%s", err, out)
+		}
+		_ = os.RemoveAll(dir)
+	})
+	if err != nil {
+		t.Fatalf("engine.sh start: %v\n%s", err, stderr.String())
+	}
+	e := &engine{docker: filepath.Join(cache, "bin", "docker")}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		e.env = append(e.env, line)
+	}
+	return e
+}
+
+// run runs the docker CLI against the engine; its output is returned whole.
+func (e *engine) run(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, e.docker, args...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), env...), e.env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("docker %s: %w", strings.Join(args, " "), err)
+	}
+	return string(out), nil
+}
+
+// TestComposeUnderDocker runs compose.yaml under a real Docker engine, as a Docker user would:
+// the image built from the repository's own Dockerfile (on base images made here from
+// Debian's packages and the Go module proxy, since no image registry is reachable), the stack
+// brought up with `docker compose up --wait` on the test's ports, verified and adopted as
+// `make compose-up` does, measured with a reused and a fresh scenario and the five probes,
+// a probe run by the compose k6 service streaming into InfluxDB, and brought down leaving no
+// container, network or volume behind. `make test-compose` runs it (part of `make test`).
+func TestComposeUnderDocker(t *testing.T) {
+	h := harnessAt(t, 2300, os.Getenv("E2E_TARGETS"))
+	e := startEngine(t, h.root)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Minute)
+	t.Cleanup(cancel) // after compose down: cleanups run last-registered first
+
+	// the base images: made once, kept in the engine's data root under the install cache
+	cache, _ := stack.CacheDir()
+	base := exec.CommandContext(ctx, "bash", filepath.Join(h.root, "docker", "base-images.sh"))
+	base.Env = append(append(os.Environ(), "PROXYBENCH_CACHE="+cache), e.env...)
+	var baseErr bytes.Buffer
+	base.Stderr = &baseErr
+	out, err := base.Output()
+	if err != nil {
+		t.Fatalf("docker/base-images.sh: %v\n%s", err, baseErr.String())
+	}
+	build := []string{"build", "--network", "host", "-t", "proxybench:local"}
+	for _, arg := range strings.Fields(string(out)) {
+		build = append(build, "--build-arg", arg)
+	}
+	t0 := time.Now()
+	if out, err := e.run(ctx, h.root, nil, append(build, ".")...); err != nil {
+		t.Fatalf("%v\n%s", err, stack.LastLines(out, 40))
+	}
+	size, _ := e.run(ctx, h.root, nil, "image", "inspect", "-f", "{{.Size}}", "proxybench:local")
+	mb, _ := strconv.ParseFloat(strings.TrimSpace(size), 64)
+	t.Logf("image proxybench:local built in %v (%s), %.0f MB", time.Since(t0).Round(time.Second), strings.Join(build[5:], " "), mb/1e6)
+
+	// The test's ports and directories, through an override file as a user would add one:
+	// targets.json moved by the harness, the certificates in the harness's run directory.
+	certs := filepath.Join(h.run, "certs")
+	if err := os.MkdirAll(h.results, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(certs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := loadCompose(t, h.root)
+	services := []string{"certs", "k6"}
+	for _, n := range p.ServiceNames() {
+		if slices.Contains(h.cfg.Names(), n) {
+			services = append(services, n)
+		}
+	}
+	var override strings.Builder
+	override.WriteString("services:\n")
+	for _, n := range services {
+		fmt.Fprintf(&override, "  %s:\n    environment:\n      TARGETS_FILE: /proxybench/test-targets.json\n"+
+			"    volumes:\n      - %s:/proxybench/test-targets.json:ro\n      - %s:%s/certs\n", n, h.targets, certs, imageRun)
+		if n == "k6" {
+			fmt.Fprintf(&override, "      - %s:/proxybench/results\n", h.results)
+		}
+	}
+	overrideFile := filepath.Join(t.TempDir(), "compose.test.yaml")
+	if err := os.WriteFile(overrideFile, []byte(override.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const project = "proxybench-e2e"
+	var profiles []string
+	if slices.Contains(h.cfg.Names(), "godoxy") && os.Getenv("GODOXY_BIN") != "" {
+		profiles = []string{"COMPOSE_PROFILES=godoxy"} // make test gives GoDoxy when a binary is at hand
+	}
+	compose := func(args ...string) (string, error) {
+		return e.run(ctx, h.root, profiles, append([]string{"compose", "-p", project, "-f", "compose.yaml", "-f", overrideFile}, args...)...)
+	}
+	t.Cleanup(func() {
+		if out, err := compose("--profile", "godoxy", "--profile", "k6", "down", "--volumes", "--timeout", "10"); err != nil {
+			t.Errorf("%v\n%s", err, out)
+		}
+		checkNothingLeft(t, e, project)
+	})
+
+	if out, err := compose("--profile", "godoxy", "--profile", "k6", "down", "--volumes"); err != nil {
+		t.Fatalf("what an earlier run left: %v\n%s", err, out)
+	}
+	t0 = time.Now()
+	if out, err := compose("up", "--wait", "--no-build"); err != nil {
+		logs, _ := compose("logs", "--no-color", "--tail", "30")
+		t.Fatalf("%v\n%s\n%s", err, stack.LastLines(out, 30), logs)
+	}
+	t.Logf("docker compose up --wait returned in %v", time.Since(t0).Round(100*time.Millisecond))
+	ps, _ := compose("ps", "--format", "{{.Service}} {{.Status}}")
+	for _, line := range strings.Split(strings.TrimSpace(ps), "\n") {
+		if !strings.Contains(line, "(healthy)") {
+			t.Errorf("after up --wait, a service is not healthy: %s", line)
+		}
+	}
+
+	// adopted as `make compose-up` adopts it: every target verified over each protocol
+	if out, err := h.proxybench(t, "attach"); err != nil {
+		t.Fatalf("proxybench attach: %v\n%s", err, out)
+	} else {
+		t.Log(out)
+	}
+	h.loadServed(t)
+	st := readState(t, h.run)
+	for _, n := range h.cfg.Names() {
+		if _, ok := st.Targets[n]; !ok && st.Missing[n] == "" {
+			t.Errorf("target %s: neither attached nor missing", n)
+		}
+	}
+
+	// measured from the host, as after `make compose-up`
+	for _, scenario := range []string{"reused-h2", "fresh-h2", "json", "upload", "stream", "sse", "ws"} {
+		testid := "e2e-docker-" + scenario
+		out, err := h.proxybench(t, "k6", "-scenario", scenario, "-targets", "all", "-testid", testid)
+		if err != nil {
+			t.Errorf("k6 %s against the compose stack: %v\n%s", scenario, err, stack.LastLines(out, 20))
+			continue
+		}
+		n := 0
+		for _, r := range loadResults(t, filepath.Join(h.results, testid)) {
+			if r.Skipped == "" {
+				checkResult(t, scenario, r)
+				n++
+				rps := 0.0
+				if r.RPS != nil {
+					rps = *r.RPS
+				}
+				t.Logf("%s/%s/%s: %v requests, %.0f req/s, p50 %.2f ms, p99 %.2f ms", scenario, r.Target, r.Proto, r.Requests, rps, r.Latency.P50, r.Latency.P99)
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: no cell measured", scenario)
+		}
+	}
+
+	// the compose k6 service, as `docker compose run --rm k6 run scenarios/sse.js`, streaming
+	// into InfluxDB while it answers (here the native one on the test's port)
+	h.streamToInfluxDB(t)
+	addr := strings.TrimPrefix(h.influx.URL(), "http://")
+	testid := "e2e-docker-k6-service"
+	runOut, err := compose("run", "--rm", "-e", "TARGET=nginx", "-e", "TESTID="+testid, "-e", "INFLUXDB_ADDR="+addr,
+		"k6", "run", "--quiet", "scenarios/sse.js")
+	if err != nil && slices.Contains(h.cfg.Names(), "nginx") {
+		t.Fatalf("docker compose run k6: %v\n%s", err, stack.LastLines(runOut, 30))
+	}
+	if slices.Contains(h.cfg.Names(), "nginx") {
+		if !strings.Contains(runOut, "streaming into InfluxDB at "+addr) {
+			t.Errorf("the k6 service did not stream into InfluxDB at %s:\n%s", addr, stack.LastLines(runOut, 10))
+		}
+		// the result lands in the host's results/<testid>/, as with make k6
+		results := loadResults(t, filepath.Join(h.results, testid))
+		if len(results) != 1 {
+			t.Fatalf("the k6 service wrote %d results in results/%s/, want 1:\n%s", len(results), testid, stack.LastLines(runOut, 10))
+		}
+		r := results[0]
+		checkResult(t, "sse", r)
+		h.checkInfluxDB(t, testid, runner.K6Scenario("sse", r.Proto), results)
+	}
+}
+
+// checkNothingLeft: after `compose down`, the project has no container, network or volume.
+func checkNothingLeft(t *testing.T, e *engine, project string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	label := "label=com.docker.compose.project=" + project
+	for _, kind := range [][]string{{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}} {
+		out, err := e.run(ctx, "", nil, append(kind, "-q", "--filter", label)...)
+		if err != nil {
+			t.Errorf("%v\n%s", err, out)
+		} else if strings.TrimSpace(out) != "" {
+			t.Errorf("docker %s after compose down: %s left: %s", kind[0], project, out)
+		}
+	}
+}
+
+// loadResults reads every cell's result of a run's directory.
+func loadResults(t *testing.T, dir string) []*runner.Result {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	var out []*runner.Result
+	for _, f := range files {
+		out = append(out, loadResult(t, f))
+	}
+	return out
+}
