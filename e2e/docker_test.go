@@ -198,11 +198,11 @@ func TestComposeUnderDocker(t *testing.T) {
 			if r.Skipped == "" {
 				checkResult(t, scenario, r)
 				n++
-				rps := 0.0
+				rps := "no rate (a probe)"
 				if r.RPS != nil {
-					rps = *r.RPS
+					rps = fmt.Sprintf("%.0f req/s", *r.RPS)
 				}
-				t.Logf("%s/%s/%s: %v requests, %.0f req/s, p50 %.2f ms, p99 %.2f ms", scenario, r.Target, r.Proto, r.Requests, rps, r.Latency.P50, r.Latency.P99)
+				t.Logf("%s/%s/%s: %v requests, %s, p50 %.2f ms, p99 %.2f ms", scenario, r.Target, r.Proto, r.Requests, rps, r.Latency.P50, r.Latency.P99)
 			}
 		}
 		if n == 0 {

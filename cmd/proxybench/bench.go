@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,118 +17,6 @@ import (
 	"github.com/proxybench/proxybench/stack"
 )
 
-// profileRuns is how many times each throughput cell runs when RUNS is not given.
-var profileRuns = map[string]int{"smoke": 1, "stable": 5, "stress": 3}
-
-var (
-	allProtos = []string{"h1", "h1c", "h2", "h3"}
-	allModes  = []string{"reused", "fresh", "probe"}
-)
-
-type benchFlags struct {
-	*runFlags
-	protos, modes []string
-	runs          int
-	dashboard     bool
-	restart       bool
-	pin           *stack.Pinning
-	check         bool // only check the flags and targets
-	calibrate     int  // seconds per client of the calibration at the start; 0: none
-}
-
-func envString(key, def string) string {
-	if v := strings.TrimSpace(os.Getenv(key)); v != "" {
-		return v
-	}
-	return def
-}
-
-// listFlag parses a comma-separated list whose every entry must be one of valid.
-func listFlag(name, spec string, valid []string) ([]string, error) {
-	if spec == "" || spec == "all" {
-		return valid, nil
-	}
-	var out []string
-	for _, v := range strings.Split(spec, ",") {
-		v = strings.TrimSpace(v)
-		if v == "" {
-			continue
-		}
-		if v == "all" {
-			return nil, fmt.Errorf("%s=%q: all stands alone, not in a list: valid are all, or a comma-separated list of %s", name, spec, strings.Join(valid, ", "))
-		}
-		if !slices.Contains(valid, v) {
-			return nil, fmt.Errorf("unknown %s %q: valid are all, or a comma-separated list of %s", name, v, strings.Join(valid, ", "))
-		}
-		if !slices.Contains(out, v) {
-			out = append(out, v)
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s=%q names nothing: valid are all, or a comma-separated list of %s", name, spec, strings.Join(valid, ", "))
-	}
-	return out, nil
-}
-
-// envSwitch is the switch key of the environment, as the Makefile reads one (truthy): on when
-// 1, true or yes, off when empty, 0, false or no; anything else is an error, not "off", so that
-// a typo is not a bench without what was asked for.
-func envSwitch(key string) (bool, error) {
-	switch v := strings.ToLower(envString(key, "")); v {
-	case "1", "true", "yes":
-		return true, nil
-	case "", "0", "false", "no":
-		return false, nil
-	default:
-		return false, fmt.Errorf("%s=%q: a switch is 1, true or yes (on), or empty, 0, false or no (off)", key, os.Getenv(key))
-	}
-}
-
-func parseBenchFlags(args []string) (*benchFlags, error) {
-	dashOn, err := envSwitch("DASHBOARD")
-	if err != nil {
-		return nil, err
-	}
-	restartOn, err := envSwitch("RESTART")
-	if err != nil {
-		return nil, err
-	}
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	protos := fs.String("protos", envString("PROTOS", "all"), "protocols: all or a comma-separated list of h1, h1c, h2, h3")
-	modes := fs.String("modes", envString("MODES", "all"), "connection patterns: all or a comma-separated list of reused, fresh, probe")
-	runs := fs.String("runs", envString("RUNS", ""), "runs per throughput cell (default: smoke 1, stable 5, stress 3)")
-	dash := fs.Bool("dashboard", dashOn, "keep k6's web dashboard HTML export of every run")
-	pin := pinFlag(fs)
-	restart := fs.Bool("restart", restartOn, "restart the target before each of its runs, so that no run inherits another's state")
-	check := fs.Bool("check", false, "check the flags and targets, then exit (make bench does, before setup)")
-	calibrate := fs.String("calibrate-seconds", envString("CALIBRATE_SECONDS", strconv.Itoa(benchCalibrateSeconds)), "seconds per client of the client calibration against direct at the start (0: none)")
-	f, err := parseRunFlags(fs, args)
-	if err != nil {
-		return nil, err
-	}
-	b := &benchFlags{runFlags: f, dashboard: *dash, restart: *restart, runs: profileRuns[f.profile], check: *check}
-	if b.protos, err = listFlag("PROTOS", *protos, allProtos); err != nil {
-		return nil, err
-	}
-	if b.modes, err = listFlag("MODES", *modes, allModes); err != nil {
-		return nil, err
-	}
-	if b.pin, err = parsePin(*pin); err != nil {
-		return nil, err
-	}
-	if b.calibrate, err = strconv.Atoi(strings.TrimSpace(*calibrate)); err != nil || b.calibrate != 0 && (b.calibrate < 2 || b.calibrate > 60) {
-		return nil, fmt.Errorf("CALIBRATE_SECONDS=%q: want 0 (no calibration) or a whole number of seconds from 2 to 60", *calibrate)
-	}
-	if *runs != "" {
-		n, err := strconv.Atoi(strings.TrimSpace(*runs))
-		if err != nil || n < 1 || n > 100 {
-			return nil, fmt.Errorf("RUNS=%q: want a whole number from 1 to 100 (runs per throughput cell; empty: the profile's, smoke 1, stable 5, stress 3)", *runs)
-		}
-		b.runs = n
-	}
-	return b, nil
-}
-
 // benchCalibrateSeconds is how long each client runs in the bench's own calibration: short, as
 // it runs at every bench; `make calibrate` is the long one.
 const benchCalibrateSeconds = 3
@@ -139,7 +25,7 @@ const benchCalibrateSeconds = 3
 // same short load against direct (32 connections, h2 16 streams: the smoke profile's, unless
 // CONNECTIONS and STREAMS say otherwise), for each protocol of the bench that has a peer. Its
 // k6 results go to a folder of their own (<testid>-calibrate), out of the bench's cells.
-func (x *bench) calibrate(ctx context.Context, f *benchFlags) []*runner.Calibration {
+func (b *bench) calibrate(ctx context.Context, f *benchFlags) []*runner.Calibration {
 	if err := peersInstalled(); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: no client calibration: %v\n", err)
 		return nil
@@ -153,13 +39,13 @@ func (x *bench) calibrate(ctx context.Context, f *benchFlags) []*runner.Calibrat
 	}
 	var rows []*runner.Calibration
 	for _, p := range calibrateProtos {
-		if !slices.Contains(f.protos, p) || !slices.Contains(x.sv.protocols[stack.Direct], p) || ctx.Err() != nil {
+		if !slices.Contains(f.protos, p) || !slices.Contains(b.served.protocols[stack.Direct], p) || ctx.Err() != nil {
 			continue
 		}
-		load := calibrationLoad(x.s.Config, stack.Direct, p, conns, streams, f.calibrate)
+		load := calibrationLoad(b.stack.Config, stack.Direct, p, conns, streams, f.calibrate)
 		j := runner.Job{Target: stack.Direct, Proto: p, Run: 1, Env: load.K6Env()}
 		// the client the matrix runs with: its ceiling is the one the report's figures have
-		rows = append(rows, x.r.Calibrate(ctx, x.testid+"-calibrate", j, load, x.pids[stack.Direct], []string{f.client})...)
+		rows = append(rows, b.runner.Calibrate(ctx, b.testid+"-calibrate", j, load, b.pids[stack.Direct], []string{f.client})...)
 	}
 	runner.SetVsPeer(rows)
 	return rows
@@ -203,13 +89,13 @@ func (f *benchFlags) plan(targets []string) []benchJob {
 
 // bench is one `proxybench bench`: the runner, what is up, and the saved run being built.
 type bench struct {
-	s       *stack.Stack
-	r       *runner.Runner
+	stack   *stack.Stack
+	runner  *runner.Runner
 	testid  string
 	dir     string
-	sv      served
+	served  served
 	pids    map[string]int
-	b       *report.Bench
+	report  *report.Bench
 	dash    bool
 	results []*runner.Result // every run, for the exit status
 	tables  []*runner.Result // run 1 of each cell, for the tables
@@ -230,63 +116,63 @@ type bench struct {
 
 // runnable tells whether a job can run, else records it as not run (its target lacks the
 // protocol, or is not installed) and returns false.
-func (x *bench) runnable(j runner.Job) bool {
+func (b *bench) runnable(j runner.Job) bool {
 	var res *runner.Result
-	if how := x.sv.missing[j.Target]; how != "" {
+	if how := b.served.missing[j.Target]; how != "" {
 		if j.Run > 1 {
 			return false
 		}
-		res = x.r.SkipMissing(x.testid, j, how)
-	} else if need := runner.Requires(j); !slices.Contains(x.sv.protocols[j.Target], need) {
+		res = b.runner.SkipMissing(b.testid, j, how)
+	} else if need := runner.Requires(j); !slices.Contains(b.served.protocols[j.Target], need) {
 		if j.Run > 1 {
 			return false
 		}
-		res = x.r.Skip(x.testid, j, x.sv.protocols[j.Target])
+		res = b.runner.Skip(b.testid, j, b.served.protocols[j.Target])
 	} else {
 		return true
 	}
-	x.add(j, res, nil) // one "not run" row per cell, whatever RUNS
+	b.add(j, res, nil) // one "not run" row per cell, whatever RUNS
 	return false
 }
 
 // run runs one job with its resources sampled, and adds it to the bench.
-func (x *bench) run(ctx context.Context, j runner.Job) *runner.Result {
-	if x.restart {
-		r, err := x.s.Restart(ctx, j.Target)
+func (b *bench) run(ctx context.Context, j runner.Job) *runner.Result {
+	if b.restart {
+		r, err := b.stack.Restart(ctx, j.Target)
 		if err != nil {
 			// not measured: an invalid run that says why, and the target is down from now on
-			res := runner.Failed(x.testid, j, err)
-			x.add(j, res, nil)
+			res := runner.Failed(b.testid, j, err)
+			b.add(j, res, nil)
 			return res
 		}
-		x.pids[j.Target] = r.PID
+		b.pids[j.Target] = r.PID
 	}
-	if x.dash {
-		if path, err := x.r.ResultPath(x.testid, j); err == nil {
+	if b.dash {
+		if path, err := b.runner.ResultPath(b.testid, j); err == nil {
 			// No port (no server to open); a 1 s period, since k6 exports nothing from a run
 			// shorter than two periods, and a probe takes a few seconds.
 			j.Env = append(j.Env, "K6_WEB_DASHBOARD=true", "K6_WEB_DASHBOARD_PORT=-1", "K6_WEB_DASHBOARD_PERIOD=1s",
 				"K6_WEB_DASHBOARD_EXPORT="+report.DashboardFile(path))
 		}
 	}
-	x.r.UpstreamPID = x.pids[stack.Direct]
-	res, rs := x.r.RunSampled(ctx, x.testid, j, x.pids[j.Target])
+	b.runner.UpstreamPID = b.pids[stack.Direct]
+	res, rs := b.runner.RunSampled(ctx, b.testid, j, b.pids[j.Target])
 	if ctx.Err() == nil {
-		x.checkAlive(ctx, j, res)
+		b.checkAlive(ctx, j, res)
 	}
-	x.add(j, res, rs)
+	b.add(j, res, rs)
 	return res
 }
 
 // checkAlive is what follows a run whose upstream or target died, was stopped (SIGSTOP) or,
 // for the target, held the run past RUN_TIMEOUT: the run is invalid, with the end of that
 // one's log; a proxy is started again (verified) for its next runs, or left out of them if it
-// will not start; the upstream's death or stop ends the bench (x.fatal), since every other
+// will not start; the upstream's death or stop ends the bench (b.fatal), since every other
 // figure would be measured against nothing.
-func (x *bench) checkAlive(ctx context.Context, j runner.Job, res *runner.Result) {
+func (b *bench) checkAlive(ctx context.Context, j runner.Job, res *runner.Result) {
 	// the upstream first: a proxy's run cut off because the upstream hung is the upstream's fault
 	for _, n := range slices.Compact([]string{stack.Direct, j.Target}) {
-		p := stack.Process{PID: x.pids[n]}
+		p := stack.Process{PID: b.pids[n]}
 		var what string
 		gone := true // dead or stopped, not only slow
 		switch {
@@ -301,61 +187,61 @@ func (x *bench) checkAlive(ctx context.Context, j runner.Job, res *runner.Result
 		default:
 			continue
 		}
-		log := filepath.Join(x.s.RunDir, n, n+".log")
+		log := filepath.Join(b.stack.RunDir, n, n+".log")
 		tail, _ := os.ReadFile(log)
 		why := fmt.Sprintf("%s (pid %d) %s; the end of %s: %s", n, p.PID, what, log,
 			strings.ReplaceAll(stack.LastLines(string(tail), 5), "\n", " | "))
-		path, _ := x.r.ResultPath(x.testid, j)
+		path, _ := b.runner.ResultPath(b.testid, j)
 		if err := runner.MarkInvalid(res, path, why); err != nil {
 			fmt.Fprintf(os.Stderr, "warning: %s: %v\n", path, err)
 		}
 		fmt.Fprintf(os.Stderr, "bench: %s\n", why)
 		if n == stack.Direct && gone {
-			x.fatal = fmt.Errorf("the upstream (direct, pid %d) %s (%s %s): the bench stopped, as no figure means anything without it (its log: %s)", p.PID, what, j.Scenario, j.Target, log)
+			b.fatal = fmt.Errorf("the upstream (direct, pid %d) %s (%s %s): the bench stopped, as no figure means anything without it (its log: %s)", p.PID, what, j.Scenario, j.Target, log)
 			return
 		}
-		r, err := x.s.Restart(ctx, n)
+		r, err := b.stack.Restart(ctx, n)
 		if err != nil {
-			x.sv.missing[n] = stack.LabelNotVerified + ": " + what + " and did not start again: " + stack.FirstLine(err.Error())
+			b.served.missing[n] = stack.LabelNotVerified + ": " + what + " and did not start again: " + stack.FirstLine(err.Error())
 			fmt.Fprintf(os.Stderr, "bench: %s is left out of its other runs: %v\n", n, err)
 			continue
 		}
-		x.pids[n] = r.PID
+		b.pids[n] = r.PID
 		fmt.Fprintf(os.Stderr, "bench: %s started again (pid %d) for its next runs\n", n, r.PID)
 	}
 }
 
-func (x *bench) add(j runner.Job, res *runner.Result, rs *runner.Resources) {
-	x.results = append(x.results, res)
-	if x.influx != nil && rs != nil && res.Err == "" && res.Skipped == "" {
+func (b *bench) add(j runner.Job, res *runner.Result, rs *runner.Resources) {
+	b.results = append(b.results, res)
+	if b.influx != nil && rs != nil && res.Err == "" && res.Skipped == "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if err := x.influx.Write(ctx, res, rs, time.Now()); err != nil {
+		if err := b.influx.Write(ctx, res, rs, time.Now()); err != nil {
 			// said once; the bench goes on, as k6's output does when the database is down
 			fmt.Fprintf(os.Stderr, "warning: %v; no more resource points will be written\n", err)
-			x.influx = nil
+			b.influx = nil
 		}
 		cancel()
 	}
 	if j.Run <= 1 && res.Mode != report.EqualLoadMode {
-		x.tables = append(x.tables, res)
+		b.tables = append(b.tables, res)
 	}
-	path, err := x.r.ResultPath(x.testid, j)
-	if err != nil || res.Err != "" || x.b.AddFile(x.dir, path, rs) != nil {
+	path, err := b.runner.ResultPath(b.testid, j)
+	if err != nil || res.Err != "" || b.report.AddFile(b.dir, path, rs) != nil {
 		// k6 wrote no result (or one we cannot read): an invalid run, from what we know.
-		x.b.Add(relOr(x.dir, path), res, rs)
+		b.report.Add(relOr(b.dir, path), res, rs)
 	}
-	x.checkpoint()
+	b.checkpoint()
 }
 
 // checkpoint saves bench.json as it stands, unfinished (no end time): should the bench be
 // killed outright (kill -9, the machine), every run that ended is in it, with its resources,
 // and `make report` rebuilds the report from it.
-func (x *bench) checkpoint() {
-	x.b.Finish()
-	x.b.Finished = time.Time{}
-	if err := x.b.Save(x.dir); err != nil && !x.saveWarned {
+func (b *bench) checkpoint() {
+	b.report.Finish()
+	b.report.Finished = time.Time{}
+	if err := b.report.Save(b.dir); err != nil && !b.saveWarned {
 		fmt.Fprintf(os.Stderr, "warning: %v: the runs are saved at the end only\n", err)
-		x.saveWarned = true
+		b.saveWarned = true
 	}
 }
 
@@ -379,9 +265,9 @@ func relOr(dir, path string) string {
 
 // step prints the progress line of the next run: run i of n, what runs, time so far and the
 // time left at the pace so far.
-func (x *bench) step(j runner.Job, runs int) {
-	x.done++
-	progress(x.done, x.total, j, runs, x.t0)
+func (b *bench) step(j runner.Job, runs int) {
+	b.done++
+	progress(b.done, b.total, j, runs, b.t0)
 }
 
 func progress(i, n int, j runner.Job, runs int, t0 time.Time) {
@@ -429,24 +315,24 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	var x *bench
+	var b *bench
 	defer func() {
 		err = errors.Join(err, h.down())
-		if ctx.Err() != nil && x != nil && x.finished {
+		if ctx.Err() != nil && b != nil && b.finished {
 			// The report and results were written whole (neither stops halfway), and the stack
 			// is down: only the exit status says a signal came, and this, the last thing said.
-			err = errors.Join(err, fmt.Errorf("interrupted after its last run, while the report was written or the stack stopped: every run is in %s, and the report beside them is whole", x.dir))
+			err = errors.Join(err, fmt.Errorf("interrupted after its last run, while the report was written or the stack stopped: every run is in %s, and the report beside them is whole", b.dir))
 		}
 	}()
 	st, r := h.st, h.r
-	x = &bench{s: s, r: r, testid: f.testid, dir: h.dir, sv: h.sv, pids: map[string]int{},
+	b = &bench{stack: s, runner: r, testid: f.testid, dir: h.dir, served: h.sv, pids: map[string]int{},
 		dash: f.dashboard, restart: f.restart, influx: observe.ResourceWriterFromEnv()}
 	for n, t := range st.Targets {
-		x.pids[n] = t.PID
+		b.pids[n] = t.PID
 	}
 	m := manifest(ctx, s, r.K6, names, f.profile)
 	m["restart_between_runs"] = f.restart
-	x.b = report.New(f.testid, f.profile, m)
+	b.report = report.New(f.testid, f.profile, m)
 	restarts := "each target started once"
 	if f.restart {
 		restarts = "each target restarted before each of its runs"
@@ -455,128 +341,62 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 		f.testid, f.profile, f.runs, strings.Join(f.protos, ","), strings.Join(f.modes, ","), m["pinning"], restarts)
 
 	if f.calibrate > 0 {
-		x.b.Calibration = x.calibrate(ctx, f)
+		b.report.Calibration = b.calibrate(ctx, f)
 		m["calibration"] = fmt.Sprintf("%d s per client against direct", f.calibrate)
 	}
 	var todo []benchJob
 	for _, bj := range f.plan(names) {
-		if x.runnable(bj.job) {
+		if b.runnable(bj.job) {
 			todo = append(todo, bj)
 		}
 	}
-	x.t0, x.total = time.Now(), len(todo)
+	b.t0, b.total = time.Now(), len(todo)
 	if slices.Contains(f.modes, "reused") {
-		x.total += len(x.equalLoadJobs(f, names, nil))
+		b.total += len(b.equalLoadJobs(f, names, nil))
 	}
 	for _, bj := range todo {
-		if ctx.Err() != nil || x.fatal != nil {
+		if ctx.Err() != nil || b.fatal != nil {
 			break
 		}
-		if !x.runnable(bj.job) {
+		if !b.runnable(bj.job) {
 			continue // its target was left out after it died (checkAlive)
 		}
-		x.step(bj.job, bj.runs)
-		x.run(ctx, bj.job)
+		b.step(bj.job, bj.runs)
+		b.run(ctx, bj.job)
 	}
-	x.b.Finish()
-	if slices.Contains(f.modes, "reused") && ctx.Err() == nil && x.fatal == nil {
-		x.equalLoad(ctx, f, names)
+	b.report.Finish()
+	if slices.Contains(f.modes, "reused") && ctx.Err() == nil && b.fatal == nil {
+		b.equalLoad(ctx, f, names)
 	}
-	x.b.Finished = time.Time{}
-	x.b.Finish()
+	b.report.Finished = time.Time{}
+	b.report.Finish()
 	cut := ctx.Err() != nil // a run was cut short: after it, the report is still written
-	x.finished = !cut
-	fmt.Fprintf(os.Stderr, "\nbench: %d runs in %v\n", x.done, time.Since(x.t0).Round(time.Second))
-	printTables(x.tables, f.profile, f.testid)
+	b.finished = !cut
+	fmt.Fprintf(os.Stderr, "\nbench: %d runs in %v\n", b.done, time.Since(b.t0).Round(time.Second))
+	printTables(b.tables, f.profile, f.testid)
 	// The tables above are run 1 of each cell; this is what the report makes of them all:
 	// medians, CV, the fraction of direct and the client-bound flags.
-	if err := report.Text(os.Stdout, x.b); err != nil {
+	if err := report.Text(os.Stdout, b.report); err != nil {
 		return err
 	}
-	if err := x.b.Save(x.dir); err != nil {
+	if err := b.report.Save(b.dir); err != nil {
 		return err
 	}
-	if err := report.Write(x.dir, x.b); err != nil {
+	if err := report.Write(b.dir, b.report); err != nil {
 		return err
 	}
-	fmt.Printf("\nreport: %s\n", filepath.Join(x.dir, "report.html"))
-	if x.fatal != nil {
-		return fmt.Errorf("%w; the runs before it are in %s, the report above covers them", x.fatal, x.dir)
+	fmt.Printf("\nreport: %s\n", filepath.Join(b.dir, "report.html"))
+	if b.fatal != nil {
+		return fmt.Errorf("%w; the runs before it are in %s, the report above covers them", b.fatal, b.dir)
 	}
 	// after the stack is down (deferred): the last thing said
 	if cut {
-		return fmt.Errorf("interrupted at run %d of %d (that run is not measured): the runs finished before it are in %s, the report above covers them, `make report ID=%s` rebuilds it", x.done, x.total, x.dir, x.testid)
+		return fmt.Errorf("interrupted at run %d of %d (that run is not measured): the runs finished before it are in %s, the report above covers them, `make report ID=%s` rebuilds it", b.done, b.total, b.dir, b.testid)
 	}
-	err = invalidErr(x.results, x.dir)
+	err = invalidErr(b.results, b.dir)
 	if failed := st.Failures(); len(failed) > 0 {
 		// the last line: what a user must fix before the bench covers every target
 		err = errors.Join(err, fmt.Errorf("%d target(s) failed, every other target was measured: %s", len(failed), strings.Join(failed, "; ")))
 	}
 	return err
-}
-
-// equalLoadJobs are the equal-load runs: per protocol of the pass that is among -protos, every
-// target that serves it (no row for one that does not: the matrix's tables already say so),
-// RUNS times, interleaved across the targets as the matrix is. With rates nil, every such
-// protocol (to count them before the matrix ran); else only those with a rate.
-func (x *bench) equalLoadJobs(f *benchFlags, names []string, rates map[string]int) []runner.Job {
-	var jobs []runner.Job
-	for _, p := range runner.EqualLoad.Protos {
-		rate, ok := rates[p]
-		if !slices.Contains(f.protos, p) || (rates != nil && !ok) {
-			continue
-		}
-		for run := 1; run <= f.runs; run++ {
-			for _, t := range names {
-				if x.sv.missing[t] != "" || !slices.Contains(x.sv.protocols[t], p) {
-					continue
-				}
-				jobs = append(jobs, runner.Job{Scenario: runner.EqualLoad.Scenario, Target: t, Proto: p, Run: run,
-					Env: []string{"RATE=" + strconv.Itoa(rate)}})
-			}
-		}
-	}
-	return jobs
-}
-
-// equalLoad is the open-model pass: per protocol, every target at EqualLoadFraction of the
-// slowest valid target's median reused req/s.
-func (x *bench) equalLoad(ctx context.Context, f *benchFlags, names []string) {
-	rates := map[string]int{} // by protocol
-	for _, p := range runner.EqualLoad.Protos {
-		if !slices.Contains(f.protos, p) {
-			continue
-		}
-		slowest, who := math.Inf(1), ""
-		for _, c := range x.b.Cells {
-			if c.Scenario == "reused-"+p && c.Valid && c.RPS.N > 0 && c.RPS.Median > 0 && c.RPS.Median < slowest {
-				slowest, who = c.RPS.Median, c.Target
-			}
-		}
-		if who == "" {
-			fmt.Fprintf(os.Stderr, "\nequal-load %s: not run, no valid reused-%s cell to take the rate from\n", p, p)
-			continue
-		}
-		rates[p] = max(1, int(slowest*runner.EqualLoadFraction))
-		fmt.Fprintf(os.Stderr, "\nequal-load %s: %d req/s for every target (%.0f%% of %s's median %.0f req/s, the slowest valid)\n",
-			p, rates[p], runner.EqualLoadFraction*100, who, slowest)
-	}
-	todo := x.equalLoadJobs(f, names, rates)
-	x.total = x.done + len(todo) // less what has no rate to run at
-	byProto := map[string][]*runner.Result{}
-	for _, j := range todo {
-		if ctx.Err() != nil {
-			break
-		}
-		x.step(j, f.runs)
-		res := x.run(ctx, j)
-		if j.Run <= 1 {
-			byProto[j.Proto] = append(byProto[j.Proto], res)
-		}
-	}
-	for _, p := range runner.EqualLoad.Protos {
-		if rs := byProto[p]; len(rs) > 0 {
-			runner.PrintTable(os.Stdout, fmt.Sprintf("equal-load %s at %d req/s  (testid %s)", p, rates[p], x.testid), rs)
-		}
-	}
 }

@@ -36,8 +36,8 @@ type calibrateFlags struct {
 
 func parseCalibrateFlags(args []string) (*calibrateFlags, error) {
 	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
-	protos := fs.String("protos", envString("PROTOS", "all"), "protocols: all or a comma-separated list of "+strings.Join(calibrateProtos, ", ")+" (h3 has no native peer here)")
-	modes := fs.String("modes", envString("MODES", "all"), "connection patterns: all or a comma-separated list of "+strings.Join(calibrateModes, ", "))
+	protos := fs.String("protos", envOr("PROTOS", "all"), "protocols: all or a comma-separated list of "+strings.Join(calibrateProtos, ", ")+" (h3 has no native peer here)")
+	modes := fs.String("modes", envOr("MODES", "all"), "connection patterns: all or a comma-separated list of "+strings.Join(calibrateModes, ", "))
 	seconds := fs.Int("seconds", 10, "how long each client runs, in seconds (fresh: wrk's runs)")
 	requests := fs.Int("requests", 10000, "fresh: requests, each on a new connection (k6's REQUESTS, h2load's -n)")
 	conns := fs.Int("connections", 32, "connections, the same for every client")

@@ -1,22 +1,25 @@
 // Command proxybench is what the Makefile calls: it installs, starts and stops the native stack
 // and runs the scenarios against its targets.
 //
-//	proxybench setup  [-targets all]
-//	proxybench pins                          (every pin against its registry: what an install takes today)
-//	proxybench up     [-targets all]
+//	proxybench setup     [-targets all]
+//	proxybench pins                             (every pin against its registry: what an install takes today)
+//	proxybench up        [-targets all] [-pin SPEC]
 //	proxybench down
 //	proxybench status
-//	proxybench k6     -scenario NAME [-targets all] [-proto h1|h1c|h2|h3] [-testid ID] [-- k6 flags]
-//	proxybench bench  [-targets all] [-profile smoke] [-protos h1,h1c,h2,h3] [-modes reused,fresh,probe]
-//	                  [-runs N] [-dashboard] [-testid ID] [-- k6 flags]
-//	proxybench calibrate [-targets nginx] [-protos h1c,h1,h2] [-seconds 10] [-connections 32] [-streams 16] [-rounds 1]
-//	proxybench soak   -target NAME [-minutes 10] [-proto h1c|h1|h2|h3] [-interval 10s] [-testid ID] [-- k6 flags]
-//	proxybench table  results/ID
-//	proxybench report results/ID
-//	proxybench compare results/A results/B
-//	proxybench certs                         (compose.yaml: the shared certificates)
-//	proxybench exec   TARGET                 (compose.yaml: one target in the foreground)
-//	proxybench attach [-targets all]         (after `docker compose up`: verify and adopt its stack)
+//	proxybench k6        -scenario NAME [-targets all] [-proto h1|h1c|h2|h3] [-segments N] [-profile smoke] [-testid ID] [-- k6 flags]
+//	proxybench k6-cloud  -scenario NAME -mode local|cloud [-target-url URL] [-proto P] [-- k6 flags]
+//	proxybench k8s       -scenario NAME -parallelism N -image REF -target-url URL [-target NAME] [-influxdb-url URL] [-proto P] [-out DIR]
+//	proxybench bench     [-targets all] [-profile smoke] [-protos h1,h1c,h2,h3] [-modes reused,fresh,probe]
+//	                     [-runs N] [-dashboard] [-restart] [-pin SPEC] [-calibrate-seconds 3] [-check] [-testid ID] [-- k6 flags]
+//	proxybench calibrate [-targets nginx] [-protos h1c,h1,h2] [-modes …] [-seconds 10] [-connections 32] [-streams 16] [-requests N] [-rounds 1] [-check]
+//	proxybench soak      -target NAME [-minutes 10] [-proto h1c|h1|h2|h3] [-interval 10s] [-check] [-testid ID] [-- k6 flags]
+//	proxybench table     results/ID
+//	proxybench report    results/ID
+//	proxybench compare   results/A results/B
+//	proxybench certs                            (compose.yaml: the shared certificates)
+//	proxybench exec      TARGET                 (compose.yaml: one target in the foreground)
+//	proxybench health    [-timeout 2s] TARGET   (compose.yaml's healthchecks)
+//	proxybench attach    [-targets all]         (after `docker compose up`: verify and adopt its stack)
 package main
 
 import (
@@ -25,6 +28,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/proxybench/proxybench/stack"
@@ -79,9 +83,9 @@ func paths() (stack.Paths, error) {
 	}, nil
 }
 
-// envOr is the environment's value of key, or def.
+// envOr is the environment's value of key, trimmed (a value from .env may carry spaces), or def.
 func envOr(key, def string) string {
-	if v := os.Getenv(key); v != "" {
+	if v := strings.TrimSpace(os.Getenv(key)); v != "" {
 		return v
 	}
 	return def

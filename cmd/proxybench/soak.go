@@ -62,9 +62,9 @@ func (f *soakFlags) duration() string {
 func parseSoakFlags(args []string) (*soakFlags, error) {
 	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
 	target := fs.String("target", os.Getenv("TARGET"), "the one target to soak: a name of targets.json, or direct (the upstream alone)")
-	minutes := fs.String("minutes", envString("MINUTES", defaultSoakMinutes), "how long the measured load runs, in minutes (fractions allowed: 0.5)")
-	proto := fs.String("proto", envString("PROTO", "h1c"), "protocol: h1, h1c, h2 or h3 (the reused-<proto> scenario)")
-	interval := fs.String("interval", envString("SOAK_INTERVAL", defaultSoakInterval.String()), "how often RSS and open files are read")
+	minutes := fs.String("minutes", envOr("MINUTES", defaultSoakMinutes), "how long the measured load runs, in minutes (fractions allowed: 0.5)")
+	proto := fs.String("proto", envOr("PROTO", "h1c"), "protocol: h1, h1c, h2 or h3 (the reused-<proto> scenario)")
+	interval := fs.String("interval", envOr("SOAK_INTERVAL", defaultSoakInterval.String()), "how often RSS and open files are read")
 	check := fs.Bool("check", false, "check the flags and the target, then exit (make soak does, before building)")
 	f, err := parseRunFlags(fs, args)
 	if err != nil {

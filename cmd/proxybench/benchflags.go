@@ -1,0 +1,117 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/proxybench/proxybench/stack"
+)
+
+// profileRuns is how many times each throughput cell runs when RUNS is not given.
+var profileRuns = map[string]int{"smoke": 1, "stable": 5, "stress": 3}
+
+var (
+	allProtos = []string{"h1", "h1c", "h2", "h3"}
+	allModes  = []string{"reused", "fresh", "probe"}
+)
+
+type benchFlags struct {
+	*runFlags
+	protos, modes []string
+	runs          int
+	dashboard     bool
+	restart       bool
+	pin           *stack.Pinning
+	check         bool // only check the flags and targets
+	calibrate     int  // seconds per client of the calibration at the start; 0: none
+}
+
+// listFlag parses a comma-separated list whose every entry must be one of valid.
+func listFlag(name, spec string, valid []string) ([]string, error) {
+	if spec == "" || spec == "all" {
+		return valid, nil
+	}
+	var out []string
+	for _, v := range strings.Split(spec, ",") {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			continue
+		}
+		if v == "all" {
+			return nil, fmt.Errorf("%s=%q: all stands alone, not in a list: valid are all, or a comma-separated list of %s", name, spec, strings.Join(valid, ", "))
+		}
+		if !slices.Contains(valid, v) {
+			return nil, fmt.Errorf("unknown %s %q: valid are all, or a comma-separated list of %s", name, v, strings.Join(valid, ", "))
+		}
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s=%q names nothing: valid are all, or a comma-separated list of %s", name, spec, strings.Join(valid, ", "))
+	}
+	return out, nil
+}
+
+// envSwitch is the switch key of the environment, as the Makefile reads one (truthy): on when
+// 1, true or yes, off when empty, 0, false or no; anything else is an error, not "off", so that
+// a typo is not a bench without what was asked for.
+func envSwitch(key string) (bool, error) {
+	switch v := strings.ToLower(envOr(key, "")); v {
+	case "1", "true", "yes":
+		return true, nil
+	case "", "0", "false", "no":
+		return false, nil
+	default:
+		return false, fmt.Errorf("%s=%q: a switch is 1, true or yes (on), or empty, 0, false or no (off)", key, os.Getenv(key))
+	}
+}
+
+func parseBenchFlags(args []string) (*benchFlags, error) {
+	dashOn, err := envSwitch("DASHBOARD")
+	if err != nil {
+		return nil, err
+	}
+	restartOn, err := envSwitch("RESTART")
+	if err != nil {
+		return nil, err
+	}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	protos := fs.String("protos", envOr("PROTOS", "all"), "protocols: all or a comma-separated list of h1, h1c, h2, h3")
+	modes := fs.String("modes", envOr("MODES", "all"), "connection patterns: all or a comma-separated list of reused, fresh, probe")
+	runs := fs.String("runs", envOr("RUNS", ""), "runs per throughput cell (default: smoke 1, stable 5, stress 3)")
+	dash := fs.Bool("dashboard", dashOn, "keep k6's web dashboard HTML export of every run")
+	pin := pinFlag(fs)
+	restart := fs.Bool("restart", restartOn, "restart the target before each of its runs, so that no run inherits another's state")
+	check := fs.Bool("check", false, "check the flags and targets, then exit (make bench does, before setup)")
+	calibrate := fs.String("calibrate-seconds", envOr("CALIBRATE_SECONDS", strconv.Itoa(benchCalibrateSeconds)), "seconds per client of the client calibration against direct at the start (0: none)")
+	f, err := parseRunFlags(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	b := &benchFlags{runFlags: f, dashboard: *dash, restart: *restart, runs: profileRuns[f.profile], check: *check}
+	if b.protos, err = listFlag("PROTOS", *protos, allProtos); err != nil {
+		return nil, err
+	}
+	if b.modes, err = listFlag("MODES", *modes, allModes); err != nil {
+		return nil, err
+	}
+	if b.pin, err = parsePin(*pin); err != nil {
+		return nil, err
+	}
+	if b.calibrate, err = strconv.Atoi(strings.TrimSpace(*calibrate)); err != nil || b.calibrate != 0 && (b.calibrate < 2 || b.calibrate > 60) {
+		return nil, fmt.Errorf("CALIBRATE_SECONDS=%q: want 0 (no calibration) or a whole number of seconds from 2 to 60", *calibrate)
+	}
+	if *runs != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(*runs))
+		if err != nil || n < 1 || n > 100 {
+			return nil, fmt.Errorf("RUNS=%q: want a whole number from 1 to 100 (runs per throughput cell; empty: the profile's, smoke 1, stable 5, stress 3)", *runs)
+		}
+		b.runs = n
+	}
+	return b, nil
+}

@@ -1,0 +1,72 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// leadLines are what the client cannot distort, first in the headline and in the text
+// summary: the targets' own CPU per request, and their latency at one offered load.
+func leadLines(b *Bench) []string {
+	return append(costLines(b), equalLoadLines(b)...)
+}
+
+// headline is the short summary at the top: per throughput scenario, the valid targets by
+// median req/s.
+func headline(b *Bench) []string {
+	// first what the client cannot distort, then req/s, which is partly the client's ceiling
+	out := leadLines(b)
+	var scenarios []string
+	for _, c := range b.Cells {
+		if isThroughput(&c) && !slices.Contains(scenarios, c.Scenario) {
+			scenarios = append(scenarios, c.Scenario)
+		}
+	}
+	for _, sc := range scenarios {
+		cells := b.cellsOf(func(c *Cell) bool { return c.Scenario == sc && c.Valid && c.RPS.N > 0 })
+		if len(cells) == 0 {
+			continue
+		}
+		sort.SliceStable(cells, func(i, j int) bool { return cells[i].RPS.Median > cells[j].RPS.Median })
+		parts := make([]string, len(cells))
+		for i, c := range cells {
+			parts[i] = fmt.Sprintf("%s %s", c.Target, approx(c.RPS.Median))
+			if c.Resources != nil && c.Resources.ClientBound {
+				parts[i] += " (client-bound: the client's ceiling)"
+			}
+		}
+		mode := "Reused"
+		if cells[0].Mode == "fresh" {
+			mode = "Fresh"
+		}
+		line := fmt.Sprintf("%s %s: %s req/s", mode, protoName(cells[0].Proto), strings.Join(parts, "; "))
+		// Said, not dropped: the targets without a figure and why.
+		var invalid []string
+		noProto := map[string][]string{}
+		for _, c := range b.cellsOf(func(c *Cell) bool { return c.Scenario == sc }) {
+			switch {
+			case c.NoProto != "":
+				noProto[c.NoProto] = append(noProto[c.NoProto], c.Target)
+			case !c.Valid || c.RPS.N == 0:
+				invalid = append(invalid, c.Target)
+			}
+		}
+		var why []string
+		if len(invalid) > 0 {
+			why = append(why, "invalid: "+strings.Join(invalid, ", "))
+		}
+		for _, k := range sortedKeys(noProto) {
+			why = append(why, k+": "+strings.Join(noProto[k], ", "))
+		}
+		if len(why) > 0 {
+			line += " (" + strings.Join(why, "; ") + ")"
+		}
+		out = append(out, line)
+	}
+	if l := clientLine(b); l != "" {
+		out = append(out, l)
+	}
+	return out
+}

@@ -1,0 +1,98 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/proxybench/proxybench/runner"
+)
+
+// equalLoadLines: per protocol of the equal-load pass, every target's p99 at the same offered
+// rate (median over its valid runs), lowest first; a target that could not sustain it is said.
+func equalLoadLines(b *Bench) []string {
+	var out []string
+	for _, p := range protoOrder {
+		p99 := map[string][]float64{}
+		rate := 0.0
+		var overload []string
+		for _, e := range b.EqualLoad {
+			if e.Proto != p || !e.Valid {
+				continue
+			}
+			rate = e.RateRPS
+			if e.Overload != "" {
+				if !slices.Contains(overload, e.Target) {
+					overload = append(overload, e.Target)
+				}
+				continue
+			}
+			p99[e.Target] = append(p99[e.Target], e.P99)
+		}
+		if len(p99) == 0 && len(overload) == 0 {
+			continue
+		}
+		targets := sortedKeys(p99)
+		med := map[string]float64{}
+		for _, t := range targets {
+			med[t] = runner.Summarize(p99[t]).Median
+		}
+		sort.SliceStable(targets, func(i, j int) bool { return med[targets[i]] < med[targets[j]] })
+		var parts []string
+		for _, t := range targets {
+			parts = append(parts, t+" "+ms(med[t])+" ms")
+		}
+		for _, t := range overload {
+			parts = append(parts, t+" could not sustain it")
+		}
+		out = append(out, fmt.Sprintf("p99 at equal load, %s at %s req/s: %s", protoName(p), fmtInt(rate), strings.Join(parts, "; ")))
+	}
+	return out
+}
+
+func equalLoadTable(b *Bench) table {
+	t := table{
+		ID: "equal-load", Title: "Equal-load latency",
+		Intro: "Open model: every target gets the same constant arrival rate (HTTP/2 and HTTP/3 multiplexed over the reused cells' connections), so latencies compare at the same offered load. " +
+			"A target with dropped iterations could not keep up: its row says so, and its latencies are those of a target behind its load.",
+		Head:  []string{"protocol", "target", "run", "rate req/s", "requests", "p50 ms", "p99 ms", "p99.9 ms", "dropped", "valid"},
+		Empty: "No equal-load pass in this bench.",
+	}
+	cells := append([]EqualLoadCell{}, b.EqualLoad...)
+	rank := map[string]int{}
+	for i, tg := range b.Targets() {
+		rank[tg] = i
+	}
+	sort.SliceStable(cells, func(i, j int) bool {
+		if x, y := protoRank(cells[i].Proto), protoRank(cells[j].Proto); x != y {
+			return x < y
+		}
+		if x, y := rank[cells[i].Target], rank[cells[j].Target]; x != y {
+			return x < y
+		}
+		return cells[i].Run < cells[j].Run
+	})
+	for _, e := range cells {
+		v, class := "yes", ""
+		switch {
+		case !e.Valid:
+			v, class = "NO", classInvalid
+		case e.Overload != "":
+			v, class = "yes: could not sustain "+fmtInt(e.RateRPS)+" req/s", classBound
+		}
+		run := "1"
+		if e.Run > 1 {
+			run = strconv.Itoa(e.Run)
+		}
+		p999 := "—"
+		if e.P999 > 0 {
+			p999 = ms(e.P999)
+		}
+		t.Rows = append(t.Rows, row{Class: class, Cells: []string{
+			protoName(e.Proto), e.Target, run, fmtInt(e.RateRPS), fmtInt(e.Requests), ms(e.P50), ms(e.P99), p999, fmtInt(e.Dropped), v,
+		}})
+	}
+	return t
+}
