@@ -13,9 +13,9 @@
 # toolchain, so the one this machine has is taken and named. An image already there is kept.
 # Needs DOCKER_HOST (engine.sh) and root (mmdebstrap).
 set -euo pipefail
-# as the Makefile's default
-: "${PROXYBENCH_CACHE:=$HOME/.cache/proxybench}"
 cd "$(dirname "$0")/.."
+# shellcheck source=proxies/pins.sh
+. proxies/pins.sh
 docker="$PROXYBENCH_CACHE/bin/docker"
 mirror="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 
@@ -62,8 +62,7 @@ go_version="$(arg_default GOLANG_IMAGE | sed -n 's/^golang:\([0-9.]*\)-bookworm$
 golang="proxybench-base/golang:$go_version"
 if ! have "$golang"; then
   echo "base-images: $golang from the Go module proxy (golang.org/toolchain)" >&2
-  dir="$(cd / && GOFLAGS=-mod=mod go mod download -json "golang.org/toolchain@v0.0.1-go$go_version.linux-amd64" |
-    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  dir="$(pins_go_download "golang.org/toolchain@v0.0.1-go$go_version.linux-amd64" Dir)"
   [ -d "$dir/bin" ] || { echo "base-images: go $go_version: the Go module proxy gave no toolchain" >&2; exit 1; }
   # the module cache keeps files read-only and not executable: the toolchain's programs are
   # made executable again, as Go's own toolchain switch does when it unpacks this module

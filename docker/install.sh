@@ -13,8 +13,6 @@
 #
 # Idempotent: returns at once when everything is there at its pin.
 set -euo pipefail
-# as the Makefile's default
-: "${PROXYBENCH_CACHE:=$HOME/.cache/proxybench}"
 cd "$(dirname "$0")"
 # shellcheck source-path=SCRIPTDIR
 . ../proxies/apt-pinned.sh
@@ -41,8 +39,7 @@ if [ -x "$plugin" ] && [ "$(cat "$plugin.version" 2>/dev/null)" = "$COMPOSE_VERS
   exit 0
 fi
 command -v go >/dev/null || { echo "install: the compose plugin is built from source and needs Go on PATH" >&2; exit 1; }
-sum="$(cd / && GOFLAGS=-mod=mod go mod download -json "$compose_module@$COMPOSE_VERSION" |
-  sed -n 's/^[[:space:]]*"Sum": "\(.*\)",$/\1/p')"
+sum="$(pins_go_download "$compose_module@$COMPOSE_VERSION" Sum)"
 if [ "$sum" != "$COMPOSE_MODULE_SUM" ]; then
   echo "install: $compose_module@$COMPOSE_VERSION has module hash ${sum:-none (not served)}, pinned $COMPOSE_MODULE_SUM:" \
     "set COMPOSE_VERSION and COMPOSE_MODULE_SUM in docker/install.sh to a version the Go module proxy serves" >&2

@@ -57,11 +57,7 @@ func startEngine(t *testing.T, root string) *engine {
 	if err != nil {
 		t.Fatalf("engine.sh start: %v\n%s", err, stderr.String())
 	}
-	e := &engine{docker: filepath.Join(cache, "bin", "docker")}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		e.env = append(e.env, line)
-	}
-	return e
+	return &engine{docker: filepath.Join(cache, "bin", "docker"), env: strings.Split(strings.TrimSpace(string(out)), "\n")}
 }
 
 // run runs the docker CLI against the engine; its output is returned whole.

@@ -6,6 +6,8 @@
 #   pins_record NAME TEXT          says TEXT in one line and keeps it as what NAME was installed
 #                                  from ($PROXYBENCH_CACHE/installed/NAME): `make bench`'s
 #                                  manifest and `make status` read it
+#   pins_go_download MOD@VER FIELD `go mod download` of one module from the Go module proxy
+#                                  (checksum-checked), and one field of what it says: Dir, Sum…
 #
 # A registry can replace what a pin names at any time (Debian's security revisions), so an
 # install may take something else than the pin; it must never do so silently.
@@ -45,6 +47,13 @@ pins_newest_first() {
 pins_upstream() {
   local v="${1#*:}"
   echo "${v%-*}"
+}
+
+# pins_go_download MODULE@VERSION FIELD: downloads one module into Go's module cache and prints
+# one field of `go mod download -json` (Dir: where it is; Sum: its hash). Run from / so that no
+# go.mod around the caller plays a part; nothing printed when the proxy serves none.
+pins_go_download() {
+  (cd / && GOFLAGS=-mod=mod go mod download -json "$1") | sed -n "s/^[[:space:]]*\"$2\": \"\(.*\)\",\$/\1/p"
 }
 
 # pins_go_module MODULE VERSION: the `make pins` row of a module built from

@@ -40,12 +40,8 @@ fi
 
 command -v go >/dev/null || { echo "install: traefik is built from source and needs Go on PATH" >&2; exit 1; }
 
-# `go mod download` of path@version works outside any module: run it from the
-# cache directory so that a go.mod above the caller's directory plays no part
 mkdir -p "$PROXYBENCH_CACHE/bin" "$PROXYBENCH_CACHE/build"
-cd "$PROXYBENCH_CACHE/build"
-moddir="$(GOFLAGS=-mod=mod go mod download -json "$module@$TRAEFIK_VERSION" |
-  sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+moddir="$(pins_go_download "$module@$TRAEFIK_VERSION" Dir)"
 if [ -z "$moddir" ] || [ ! -f "$moddir/go.mod" ]; then
   echo "install: go mod download $module@$TRAEFIK_VERSION gave no module directory" >&2
   exit 1
