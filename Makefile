@@ -43,8 +43,8 @@ export K6_AUTO_EXTENSION_RESOLUTION := false
 
 K6_SOURCES := $(shell find extensions -name '*.go' -not -name '*_test.go') extensions/go.mod extensions/go.sum
 # runner reads the histograms k6 writes through extensions/histogram (go.mod: replace ./extensions)
-GO_SOURCES := $(shell find cmd stack runner upstream report observe extensions/histogram -name '*.go' -not -name '*_test.go') go.mod extensions/go.mod
-OBSERVE_SOURCES := $(shell find observe stack -name '*.go' -not -name '*_test.go') go.mod
+GO_SOURCES := $(shell find cmd stack runner upstream report observe scenarios extensions/histogram extensions/localca -name '*.go' -not -name '*_test.go') scenarios/catalogue.json go.mod extensions/go.mod
+OBSERVE_SOURCES := $(shell find observe stack runner scenarios extensions/histogram extensions/localca -name '*.go' -not -name '*_test.go') scenarios/catalogue.json go.mod
 
 .DEFAULT_GOAL := help
 
@@ -171,10 +171,32 @@ test-deps: # Install what the tests need besides Go: Debian's chromium (pinned) 
 
 .PHONY: report compare test-deps test-compose
 
-lint: # gofmt and go vet on every Go module
-	@test -z "$$(gofmt -l cmd stack runner upstream e2e extensions observe report)" || { gofmt -l cmd stack runner upstream e2e extensions observe report; exit 1; }
-	$(GO) vet ./...
-	cd extensions && $(GO) vet ./...
+# The linters, pinned (lint/install.sh), live in the install cache; `make lint` runs every one
+# even when one before it fails, and fails if any did.
+GOLANGCI_LINT := $(PROXYBENCH_CACHE)/lint/bin/golangci-lint
+SHELLCHECK := $(PROXYBENCH_CACHE)/bin/shellcheck
+ESLINT := NODE_PATH=$(PROXYBENCH_CACHE)/lint/node/node_modules $(PROXYBENCH_CACHE)/lint/node/node_modules/.bin/eslint
+# every shell script: *.sh, and any other file whose first line is a sh or bash shebang (.ci/run)
+SHELL_SCRIPTS = $(shell find . \( -name .git -o -name node_modules -o -path ./bin -o -path ./run -o -path ./results \) -prune \
+	-o -type f \( -name '*.sh' -o ! -name '*.*' \) -exec awk 'FNR == 1 && (FILENAME ~ /\.sh$$/ || /^\#!.*[\/ ](ba|da)?sh( |$$)/) { print FILENAME } { nextfile }' {} + | sort)
+
+lint-tools: # Install the pinned linters into the install cache: golangci-lint (Go module proxy), shellcheck (Debian), eslint (npm ci of lint/package-lock.json)
+	bash lint/install.sh
+
+# (lint installs the tools once, then runs the three with LINT_TOOLS empty: not installed again)
+LINT_TOOLS ?= lint-tools
+
+lint: lint-tools # Every linter (lint-go, lint-sh, lint-js), all run even when one fails; golangci-lint fmt (and cd extensions && … fmt --config ../.golangci.yml) fixes the format
+	@$(MAKE) --no-print-directory -k lint-go lint-sh lint-js LINT_TOOLS=
+
+lint-go: $(LINT_TOOLS) # golangci-lint (.golangci.yml: gofumpt, goimports, errcheck, staticcheck, revive, govet, forbidigo…) on both Go modules
+	$(GOLANGCI_LINT) run ./...; s=$$?; cd extensions && $(GOLANGCI_LINT) run --config ../.golangci.yml ./... && exit $$s
+
+lint-sh: $(LINT_TOOLS) # shellcheck (.shellcheckrc) on every shell script
+	$(SHELLCHECK) $(SHELL_SCRIPTS)
+
+lint-js: $(LINT_TOOLS) # eslint (lint/eslint.config.js) on the k6 scripts of scenarios/
+	$(ESLINT) --config lint/eslint.config.js scenarios
 
 # The tests hold GoDoxy to every check whenever a binary is at hand: GODOXY_BIN, or the test
 # build CI keeps beside the clone (no registry serves GoDoxy).
@@ -195,4 +217,4 @@ test-compose: build influxd # compose.yaml under a private Docker engine: image 
 clean: # Remove built binaries and results (the install cache stays)
 	rm -rf bin results
 
-.PHONY: help k6-build build setup pins up down bench-check soak-check soak calibrate k6-cloud compose-up compose-down status k6 bench table lint test clean influxd observe-up observe-down
+.PHONY: help k6-build build setup pins up down bench-check soak-check soak calibrate k6-cloud compose-up compose-down status k6 bench table lint lint-tools lint-go lint-sh lint-js test clean influxd observe-up observe-down

@@ -77,12 +77,15 @@ fi
 
 sysroot="$(rustc --print sysroot 2>/dev/null || true)"
 rust_version="$(rustc --version 2>/dev/null | awk '{ split($2, v, "."); print v[1] "." v[2] }')"
-[ -n "$sysroot" ] && [ -n "$rust_version" ] ||
-  { echo "base-images: no Rust toolchain on this machine (rustc): Pingora's build needs one" >&2; exit 1; }
+if [ -z "$sysroot" ] || [ -z "$rust_version" ]; then
+  echo "base-images: no Rust toolchain on this machine (rustc): Pingora's build needs one" >&2
+  exit 1
+fi
 rust="proxybench-base/rust:$rust_version"
 if ! have "$rust"; then
   echo "base-images: $rust: bookworm with build tools, and this machine's Rust $rust_version ($sysroot)" >&2
   # as the official image: Rust in /usr/local/cargo, on PATH, beside buildpack-deps' tools
+  # shellcheck disable=SC2016 # mmdebstrap's hooks expand "$1" (the new root) themselves
   mmdebstrap --quiet --variant=minbase --aptopt='APT::Install-Recommends "false"' \
     --include=build-essential,ca-certificates,curl,git,make,pkg-config,dpkg-dev,file,xz-utils,procps \
     --customize-hook='mkdir -p "$1/usr/local/cargo"' \

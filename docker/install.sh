@@ -39,12 +39,8 @@ if [ -x "$plugin" ] && [ "$(cat "$plugin.version" 2>/dev/null)" = "$COMPOSE_VERS
   exit 0
 fi
 command -v go >/dev/null || { echo "install: the compose plugin is built from source and needs Go on PATH" >&2; exit 1; }
-sum="$(pins_go_download "$compose_module@$COMPOSE_VERSION" Sum)"
-if [ "$sum" != "$COMPOSE_MODULE_SUM" ]; then
-  echo "install: $compose_module@$COMPOSE_VERSION has module hash ${sum:-none (not served)}, pinned $COMPOSE_MODULE_SUM:" \
-    "set COMPOSE_VERSION and COMPOSE_MODULE_SUM in docker/install.sh to a version the Go module proxy serves" >&2
-  exit 1
-fi
+pins_go_verified "$compose_module" "$COMPOSE_VERSION" "$COMPOSE_MODULE_SUM" \
+  "COMPOSE_VERSION and COMPOSE_MODULE_SUM in docker/install.sh" || exit 1
 echo "install: building docker compose $COMPOSE_VERSION from the Go module proxy" >&2
 gobin="$(mktemp -d)"
 trap 'rm -rf "$gobin"' EXIT

@@ -116,14 +116,14 @@ func (h *harness) up(t *testing.T) {
 	}
 }
 
-// replaceInFile replaces old by new once in the file at path; a missing old fails the test.
-func replaceInFile(t *testing.T, path, old, new string) {
+// replaceInFile replaces old by repl once in the file at path; a missing old fails the test.
+func replaceInFile(t *testing.T, path, old, repl string) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	changed := strings.Replace(string(data), old, new, 1)
+	changed := strings.Replace(string(data), old, repl, 1)
 	if changed == string(data) {
 		t.Fatalf("%s has no %q", path, old)
 	}

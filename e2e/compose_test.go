@@ -323,10 +323,10 @@ func TestComposeStackServes(t *testing.T) {
 		}
 		for _, c := range running {
 			select {
-			case <-c.done:
+			case <-c.done: //nolint:errcheck // told to stop: its exit status says nothing
 			case <-time.After(10 * time.Second):
 				_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
-				<-c.done
+				<-c.done //nolint:errcheck // killed: its exit status says nothing
 			}
 		}
 	})

@@ -33,7 +33,7 @@ func startEngine(t *testing.T, root string) *engine {
 		t.Fatal(err)
 	}
 	// the socket's path must fit a unix address (108 bytes): not under t.TempDir()'s long name
-	dir, err := os.MkdirTemp("", "pb-engine-")
+	dir, err := os.MkdirTemp("", "pb-engine-") //nolint:usetesting // see above
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -564,8 +564,10 @@ func TestBenchReport(t *testing.T) {
 	// invalid, which is right, and is only logged here; every matrix cell must be valid.
 	benchErr := err
 	dir := filepath.Join(h.results, testid)
-	for _, want := range []string{"[1/", "ETA", "report: " + filepath.Join(dir, "report.html"), "direct added to the targets",
-		"each target restarted before each of its runs", "== Reused-connection throughput  (testid " + testid + ", median over the valid runs)"} {
+	for _, want := range []string{
+		"[1/", "ETA", "report: " + filepath.Join(dir, "report.html"), "direct added to the targets",
+		"each target restarted before each of its runs", "== Reused-connection throughput  (testid " + testid + ", median over the valid runs)",
+	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("bench output lacks %q:\n%s", want, out)
 		}

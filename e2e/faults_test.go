@@ -25,16 +25,28 @@ func TestBenchSurvivesATargetDying(t *testing.T) {
 		wantOut      []string
 		wantInvalid  string
 	}{
-		{"proxy dies", "nginx", 1150, syscall.SIGKILL, nil,
-			[]string{"nginx (pid ", "exited during the run", "nginx started again (pid "}, "exited during the run; the end of "},
-		{"proxy hangs", "nginx", 1550, syscall.SIGSTOP, []string{"RUN_TIMEOUT=15s"},
+		{
+			"proxy dies", "nginx", 1150, syscall.SIGKILL, nil,
+			[]string{"nginx (pid ", "exited during the run", "nginx started again (pid "},
+			"exited during the run; the end of ",
+		},
+		{
+			"proxy hangs", "nginx", 1550, syscall.SIGSTOP,
+			[]string{"RUN_TIMEOUT=15s"},
 			[]string{"had not ended after RUN_TIMEOUT=15s and was stopped", "nginx (pid ", "was stopped (SIGSTOP", "nginx started again (pid "},
-			"was stopped (SIGSTOP or a tracer: state T) during the run; the end of "},
-		{"upstream dies", stack.Direct, 1250, syscall.SIGKILL, nil,
-			[]string{"the upstream (direct, pid ", "the bench stopped"}, "exited during the run; the end of "},
-		{"upstream hangs", stack.Direct, 1950, syscall.SIGSTOP, []string{"RUN_TIMEOUT=15s"},
+			"was stopped (SIGSTOP or a tracer: state T) during the run; the end of ",
+		},
+		{
+			"upstream dies", stack.Direct, 1250, syscall.SIGKILL, nil,
+			[]string{"the upstream (direct, pid ", "the bench stopped"},
+			"exited during the run; the end of ",
+		},
+		{
+			"upstream hangs", stack.Direct, 1950, syscall.SIGSTOP,
+			[]string{"RUN_TIMEOUT=15s"},
 			[]string{"the upstream (direct, pid ", "was stopped (SIGSTOP", "the bench stopped"},
-			"was stopped (SIGSTOP or a tracer: state T) during the run; the end of "},
+			"was stopped (SIGSTOP or a tracer: state T) during the run; the end of ",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, kv := range tc.env {

@@ -31,16 +31,16 @@ func (h *harness) checkGoDoxy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		real, err := filepath.EvalSymlinks(filepath.Join(cache, "bin", "godoxy-release"))
+		bin, err := filepath.EvalSymlinks(filepath.Join(cache, "bin", "godoxy-release"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		sum, err := stack.FileSHA256(real)
+		sum, err := stack.FileSHA256(bin)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if r.SHA256 != sum {
-			t.Errorf("state.json godoxy sha256 %q, want the binary's %s (%s)", r.SHA256, sum, real)
+			t.Errorf("state.json godoxy sha256 %q, want the binary's %s (%s)", r.SHA256, sum, bin)
 		}
 		if !regexp.MustCompile(`^\d+\.\d+\.\d+$`).MatchString(r.Version) {
 			t.Errorf("godoxy version %q: want the X.Y.Z it prints at start-up", r.Version)

@@ -137,7 +137,7 @@ func TestBenchInterrupted(t *testing.T) {
 	h := harnessAt(t, 1050, "nginx")
 	// k6 is running, and the bench is past want in its output
 	k6After := func(want string) func(string, []int, int) bool {
-		return func(out string, tree []int, results int) bool {
+		return func(out string, tree []int, _ int) bool {
 			return strings.Contains(out, want) && runsCommand(tree, "k6")
 		}
 	}
@@ -148,11 +148,11 @@ func TestBenchInterrupted(t *testing.T) {
 		onLine string                                         // signal as soon as the bench writes it
 		want   string
 	}{
-		{"mid k6 run", syscall.SIGINT, func(out string, tree []int, results int) bool {
+		{"mid k6 run", syscall.SIGINT, func(_ string, tree []int, results int) bool {
 			// the second run: the first cell's result is on disk, the second is being measured
 			return results >= 1 && runsCommand(tree, "k6")
 		}, "", "interrupted at run 2 of 4 (that run is not measured)"},
-		{"kill -9 mid k6 run then make down", syscall.SIGKILL, func(out string, tree []int, results int) bool {
+		{"kill -9 mid k6 run then make down", syscall.SIGKILL, func(_ string, tree []int, results int) bool {
 			return results >= 1 && runsCommand(tree, "k6")
 		}, "", ""},
 		{"equal-load pass", syscall.SIGTERM, k6After("equal-load h1c: "), "", "interrupted at run 3 of 4 (that run is not measured)"},

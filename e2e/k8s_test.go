@@ -380,7 +380,7 @@ func TestK8sRunnersDoTheSplit(t *testing.T) {
 		t.Cleanup(func() {
 			if p.cmd.ProcessState == nil {
 				_ = p.cmd.Process.Kill()
-				<-p.done
+				<-p.done //nolint:errcheck // killed: its exit status says nothing
 			}
 		})
 		pods[i] = p

@@ -77,8 +77,11 @@ var builtins = []string{"timeFilter", "__interval", "__interval_ms"}
 // LoadDashboards reads every dashboard JSON of dir.
 func LoadDashboards(dir string) ([]Dashboard, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
-	if err != nil || len(files) == 0 {
-		return nil, fmt.Errorf("no dashboards in %s: %v", dir, err)
+	if err != nil {
+		return nil, fmt.Errorf("no dashboards in %s: %w", dir, err)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no dashboards in %s", dir)
 	}
 	var out []Dashboard
 	for _, f := range files {
@@ -194,7 +197,7 @@ func hasData(series []Series) bool {
 
 var regexMeta = regexp.MustCompile(`[\\^$*+?.()|{}\[\]/]`)
 
-// substitute interpolates a query as Grafana's InfluxDB data source does: $timeFilter,
+// Substitute interpolates a query as Grafana's InfluxDB data source does: $timeFilter,
 // $__interval(_ms), and each variable used in a regex (/^$var$/) as its regex-escaped value,
 // or (v1|v2|…) when several values (or All) are selected.
 func Substitute(q string, values map[string][]string, from, to time.Time, interval string) string {

@@ -20,7 +20,7 @@ import (
 	"github.com/proxybench/proxybench/stack"
 )
 
-// Defaults of the native stack (DESIGN.md: InfluxDB 8086) and of the k6 output.
+// Defaults of the native stack (InfluxDB on 8086) and of the k6 output.
 const (
 	DefaultAddr   = "127.0.0.1:8086"
 	DefaultBucket = "k6"
@@ -96,13 +96,13 @@ func Start(ctx context.Context, bin, dir, addr, db string) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("InfluxDB address %q: %w", addr, err)
 	}
-	if l, err := net.Listen("tcp", addr); err != nil {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
 		return nil, fmt.Errorf("InfluxDB address %s is in use (%w): `make observe-down` if it is ours; else stop what holds it, "+
 			"or use another port: INFLUXDB_ADDR=127.0.0.1:8087 make up OBSERVE=1 (make k6 and make bench then stream there; "+
 			"point Grafana's INFLUXDB_URL at it too)", addr, err)
-	} else {
-		_ = l.Close()
 	}
+	_ = l.Close()
 	conf := fmt.Sprintf(configTemplate, filepath.Join(dir, "meta"), filepath.Join(dir, "data"),
 		filepath.Join(dir, "wal"), net.JoinHostPort(host, port), Version)
 	confFile := filepath.Join(dir, "influxdb.conf")

@@ -92,7 +92,8 @@ func checkMergedTables(ctx context.Context, t *testing.T, base, db string, d Das
 	for _, p := range Flatten(d.Panels) {
 		if !slices.ContainsFunc(p.Transformations, func(tr struct {
 			ID string `json:"id"`
-		}) bool {
+		},
+		) bool {
 			return tr.ID == "merge"
 		}) {
 			continue

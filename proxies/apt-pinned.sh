@@ -48,7 +48,7 @@ _apt_candidates() {
   listed="$(_apt_versions "$pkg")"
   if grep -qxF "$pin" <<<"$listed"; then echo "$pin"; fi
   while read -r v; do
-    [ -n "$v" ] && [ "$v" != "$pin" ] || continue
+    if [ -z "$v" ] || [ "$v" = "$pin" ]; then continue; fi
     if [ "${APT_ANY_VERSION:-}" = 1 ] || [ "$(pins_upstream "$v")" = "$(pins_upstream "$pin")" ]; then
       echo "$v"
     fi
@@ -195,5 +195,7 @@ apt_install_pinned() {
     mkdir -p "$PROXYBENCH_CACHE/bin"
     ln -sfn "$path" "$PROXYBENCH_CACHE/bin/$binary"
   fi
-  pins_record "$binary" "$(IFS=,; echo "${took[*]}" | sed 's/,/, /g') from Debian's packages"
+  local joined
+  joined="$(IFS=,; echo "${took[*]}")"
+  pins_record "$binary" "${joined//,/, } from Debian's packages"
 }

@@ -179,22 +179,38 @@ func TestDebSourceResolve(t *testing.T) {
 		took, how string
 		errHas    []string
 	}{
-		{name: "pinned present", pool: [][]srcFile{u1, u2}, listed: map[string][]srcFile{pin: u1, "1.0-1+deb13u2": u2},
-			took: pin, how: "pinned"},
-		{name: "pinned gone from the index but in the pool", pool: [][]srcFile{u1, u2}, listed: map[string][]srcFile{"1.0-1+deb13u2": u2},
-			took: pin, how: "pinned"},
-		{name: "pinned gone from the pool: newest listed revision that downloads", pool: [][]srcFile{u2, other}, listed: map[string][]srcFile{"1.0-1+deb13u2": u2, "1.0-1+deb13u3": u3, "2.0-1": other},
-			took: "1.0-1+deb13u2", how: "newest of upstream 1.0"},
-		{name: "pool file not the pinned one", pool: [][]srcFile{tampered, u2}, listed: map[string][]srcFile{"1.0-1+deb13u2": u2},
-			took: "1.0-1+deb13u2", how: "instead of " + pin},
-		{name: "asked for a revision that does not exist: the pin", pool: [][]srcFile{u1}, listed: map[string][]srcFile{"1.0-1+deb13u2": u2},
-			want: "1.0-1+deb13u99", took: pin, how: "instead of 1.0-1+deb13u99"},
-		{name: "asked for a listed revision", pool: [][]srcFile{u1, u2}, listed: map[string][]srcFile{"1.0-1+deb13u2": u2},
-			want: "1.0-1+deb13u2", took: "1.0-1+deb13u2", how: "as asked"},
-		{name: "nothing usable", pool: [][]srcFile{other}, listed: map[string][]srcFile{"1.0-1+deb13u3": u3, "2.0-1": other},
-			errHas: []string{pin + " by its pinned sha256", "1.0-1+deb13u3 through the signed index: listed, but its files do not download"}},
-		{name: "index signed by another key", pool: [][]srcFile{u2}, listed: map[string][]srcFile{"1.0-1+deb13u2": u2},
-			keys: "other", errHas: []string{pin + " by its pinned sha256", "lists no other revision of upstream 1.0"}},
+		{
+			name: "pinned present", pool: [][]srcFile{u1, u2}, listed: map[string][]srcFile{pin: u1, "1.0-1+deb13u2": u2},
+			took: pin, how: "pinned",
+		},
+		{
+			name: "pinned gone from the index but in the pool", pool: [][]srcFile{u1, u2}, listed: map[string][]srcFile{"1.0-1+deb13u2": u2},
+			took: pin, how: "pinned",
+		},
+		{
+			name: "pinned gone from the pool: newest listed revision that downloads", pool: [][]srcFile{u2, other}, listed: map[string][]srcFile{"1.0-1+deb13u2": u2, "1.0-1+deb13u3": u3, "2.0-1": other},
+			took: "1.0-1+deb13u2", how: "newest of upstream 1.0",
+		},
+		{
+			name: "pool file not the pinned one", pool: [][]srcFile{tampered, u2}, listed: map[string][]srcFile{"1.0-1+deb13u2": u2},
+			took: "1.0-1+deb13u2", how: "instead of " + pin,
+		},
+		{
+			name: "asked for a revision that does not exist: the pin", pool: [][]srcFile{u1}, listed: map[string][]srcFile{"1.0-1+deb13u2": u2},
+			want: "1.0-1+deb13u99", took: pin, how: "instead of 1.0-1+deb13u99",
+		},
+		{
+			name: "asked for a listed revision", pool: [][]srcFile{u1, u2}, listed: map[string][]srcFile{"1.0-1+deb13u2": u2},
+			want: "1.0-1+deb13u2", took: "1.0-1+deb13u2", how: "as asked",
+		},
+		{
+			name: "nothing usable", pool: [][]srcFile{other}, listed: map[string][]srcFile{"1.0-1+deb13u3": u3, "2.0-1": other},
+			errHas: []string{pin + " by its pinned sha256", "1.0-1+deb13u3 through the signed index: listed, but its files do not download"},
+		},
+		{
+			name: "index signed by another key", pool: [][]srcFile{u2}, listed: map[string][]srcFile{"1.0-1+deb13u2": u2},
+			keys: "other", errHas: []string{pin + " by its pinned sha256", "lists no other revision of upstream 1.0"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_ = os.RemoveAll(filepath.Join(a.dir, "pool"))

@@ -8,6 +8,7 @@
 #                                  manifest and `make status` read it
 #   pins_go_download MOD@VER FIELD `go mod download` of one module from the Go module proxy
 #                                  (checksum-checked), and one field of what it says: Dir, Sum…
+#   pins_go_verified MOD VER SUM WHERE  the same, failing unless the module hash is SUM
 #
 # A registry can replace what a pin names at any time (Debian's security revisions), so an
 # install may take something else than the pin; it must never do so silently.
@@ -54,6 +55,18 @@ pins_upstream() {
 # go.mod around the caller plays a part; nothing printed when the proxy serves none.
 pins_go_download() {
   (cd / && GOFLAGS=-mod=mod go mod download -json "$1") | sed -n "s/^[[:space:]]*\"$2\": \"\(.*\)\",\$/\1/p"
+}
+
+# pins_go_verified MODULE VERSION SUM WHERE: downloads the module and fails, saying to set the
+# pins named by WHERE, unless its module hash is SUM (a version re-tagged, or no longer served)
+pins_go_verified() {
+  local sum
+  sum="$(pins_go_download "$1@$2" Sum)"
+  if [ "$sum" != "$3" ]; then
+    echo "install: $1@$2 has module hash ${sum:-none (not served)}, pinned $3:" \
+      "set $4 to a version the Go module proxy serves" >&2
+    return 1
+  fi
 }
 
 # pins_go_module MODULE VERSION: the `make pins` row of a module built from

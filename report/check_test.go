@@ -29,7 +29,9 @@ func TestRealRunResults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		os.WriteFile(filepath.Join(dir, filepath.Base(f)), data, 0o644)
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	b, err := Build(dir)
 	if err != nil {

@@ -10,8 +10,8 @@ import (
 	"github.com/proxybench/proxybench/runner"
 )
 
-// SpreadFactor: a change counts as beyond the runs' spread when |B − A| (medians) exceeds
-// SpreadFactor × the larger of the two cells' sample standard deviations.
+// SpreadFactor is how far a change must go to count as beyond the runs' spread: |B − A|
+// (medians) over SpreadFactor × the larger of the two cells' sample standard deviations.
 const SpreadFactor = 2
 
 // Change is one cell of two benchmarks side by side.

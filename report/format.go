@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/proxybench/proxybench/runner"
 )
 
 // protoLabel names a protocol as a reader knows it.
@@ -72,9 +74,4 @@ func fmtInt(v float64) string {
 }
 
 // ms formats milliseconds as the console tables do.
-func ms(v float64) string {
-	if v >= 100 {
-		return fmt.Sprintf("%.0f", v)
-	}
-	return fmt.Sprintf("%.2f", v)
-}
+func ms(v float64) string { return runner.Millis(v) }

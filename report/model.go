@@ -37,12 +37,8 @@ type Bench struct {
 	Profile  string    `json:"profile"`
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished"`
-	// Manifest: what ran where. Keys the report reads (any others are listed as they are):
-	// "k6_version", "proxies" (name → version), "proxy_sha256" (name → its program's sha256),
-	// "kernel", "cpu_model", "cpus" (number: the CPUs client, proxies and upstream share),
-	// "config_hashes" (name → hash), "profile",
-	// "pinning" (the layout in use, e.g. "none" or "client 0, proxy 1, upstream 1"),
-	// "git_commit".
+	// Manifest: what ran where (k6_version, proxies, proxy_sha256, kernel, cpu_model, cpus,
+	// config_hashes, profile, pinning, git_commit; cmd/proxybench/manifest.go writes it).
 	Manifest map[string]any `json:"manifest,omitempty"`
 	// Settings are the scenario knobs the runs reported (their result's `config`): duration,
 	// warmup, connections, streams, requests, fresh_connections, samples, upload_bytes. Values
@@ -50,11 +46,8 @@ type Bench struct {
 	Settings  map[string]string `json:"settings,omitempty"`
 	Cells     []Cell            `json:"cells"`
 	EqualLoad []EqualLoadCell   `json:"equal_load"`
-	// Unreadable are the files of the folder that are results, or claim to be (a truncated
-	// *.json, one of another schema), but could not be read: FromResults leaves them out of
-	// every figure and lists them here, so that the report says what it lacks instead of
-	// silently measuring less. A *.json that is plainly not a result (no schema, no scenario:
-	// k6's --summary-export, notes) is not one of them.
+	// Unreadable are the results (or files claiming to be: a truncated one, another schema) that
+	// could not be read: left out of every figure and listed, so the report says what it lacks.
 	Unreadable []Unreadable `json:"unreadable,omitempty"`
 	// Calibration is the client's ceiling, measured at the start of the bench: k6 and the
 	// native peers (wrk, h2load) on the same short load against direct (runner.Calibrate).

@@ -144,9 +144,13 @@ func TestBuildFromResultFiles(t *testing.T) {
 		"latency_ms": map[string]any{"p50": 0.5, "p99": 2, "p99.9": 7.5}, "config": map[string]any{"rate": 2000},
 	})
 	// nginx's first run kept k6's web dashboard export beside its result.
-	os.WriteFile(filepath.Join(dir, "reused-h1-nginx.dashboard.html"), []byte("<html></html>"), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "reused-h1-nginx.dashboard.html"), []byte("<html></html>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// Not a result: left alone.
-	os.WriteFile(filepath.Join(dir, "notes.json"), []byte(`{"hello": 1}`), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "notes.json"), []byte(`{"hello": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	b, err := Build(dir)
 	if err != nil {
@@ -219,7 +223,9 @@ func TestBuildEmptyDir(t *testing.T) {
 func TestLoadRejectsOtherSchema(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, BenchFile), []byte(`{"schema": 2}`), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, BenchFile), []byte(`{"schema": 2}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Build(dir); err == nil || !strings.Contains(err.Error(), "schema 2") {
 		t.Errorf("schema 2: %v", err)
 	}
@@ -232,8 +238,10 @@ func TestOneValidRunOfFiveIsNoFigure(t *testing.T) {
 	b := New("five", "stable", nil)
 	rps := func(v float64) *float64 { return &v }
 	add := func(target string, v float64, valid bool, run int) {
-		r := &runner.Result{Schema: 1, Scenario: "reused-h1c", Target: target, Proto: "h1c", Mode: "reused", Route: "/",
-			RPS: rps(v), Requests: v * 30, Latency: runner.Stats{P50: 1, P99: 2}, Valid: valid}
+		r := &runner.Result{
+			Schema: 1, Scenario: "reused-h1c", Target: target, Proto: "h1c", Mode: "reused", Route: "/",
+			RPS: rps(v), Requests: v * 30, Latency: runner.Stats{P50: 1, P99: 2}, Valid: valid,
+		}
 		if !valid {
 			r.Invalid = []string{"31 connections opened for 4 planned: the target did not keep connections alive"}
 		}

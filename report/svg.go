@@ -37,7 +37,7 @@ var palette = []string{"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#
 
 const directColor = "#4B5563"
 
-// Colors assigns each target its colour, the same in every chart.
+// colors assigns each target its colour, the same in every chart.
 func colors(targets []string) map[string]string {
 	m := map[string]string{}
 	i := 0
@@ -311,8 +311,10 @@ func throughputChart(b *Bench, mode string, targets []string) *chart {
 	if mode == "fresh" {
 		title = "Fresh connections: req/s (median over runs)"
 	}
-	c := &chart{ID: "chart-" + mode, Title: title, YLabel: "requests / s", Groups: protoLabels(protos),
-		Series: seriesOf(b, targets, func(c *Cell) bool { return c.Mode == mode })}
+	c := &chart{
+		ID: "chart-" + mode, Title: title, YLabel: "requests / s", Groups: protoLabels(protos),
+		Series: seriesOf(b, targets, func(c *Cell) bool { return c.Mode == mode }),
+	}
 	spread := false
 	for _, t := range c.Series {
 		var vals []bar
@@ -322,8 +324,10 @@ func throughputChart(b *Bench, mode string, targets []string) *chart {
 				vals = append(vals, missing(cell))
 				continue
 			}
-			bv := bar{V: cell.RPS.Median, Present: true,
-				Title: fmt.Sprintf("%s %s: %s req/s (median of %d)", t, protoName(p), fmtInt(cell.RPS.Median), cell.RPS.N)}
+			bv := bar{
+				V: cell.RPS.Median, Present: true,
+				Title: fmt.Sprintf("%s %s: %s req/s (median of %d)", t, protoName(p), fmtInt(cell.RPS.Median), cell.RPS.N),
+			}
 			if cell.RPS.N > 1 {
 				bv.Lo, bv.Hi = cell.RPS.Min, cell.RPS.Max
 				spread = true
@@ -361,9 +365,11 @@ func latencyChart(b *Bench, targets []string) *chart {
 	if len(protos) == 0 {
 		return nil
 	}
-	c := &chart{ID: "chart-latency", Title: "Reused connections: latency p50 and p99 (ms, log scale)", YLabel: "ms (log)", Log: true,
+	c := &chart{
+		ID: "chart-latency", Title: "Reused connections: latency p50 and p99 (ms, log scale)", YLabel: "ms (log)", Log: true,
 		Groups: protoLabels(protos), Series: seriesOf(b, targets, func(c *Cell) bool { return c.Mode == "reused" }),
-		Legend: []string{"solid: p50", "pale: p99"}}
+		Legend: []string{"solid: p50", "pale: p99"},
+	}
 	for _, t := range c.Series {
 		var vals []bar
 		for _, p := range protos {
@@ -372,8 +378,10 @@ func latencyChart(b *Bench, targets []string) *chart {
 				vals = append(vals, missing(cell))
 				continue
 			}
-			vals = append(vals, bar{V: cell.P50.Median, Over: cell.P99.Median, Present: true,
-				Title: fmt.Sprintf("%s %s: p50 %s ms, p99 %s ms", t, protoName(p), ms(cell.P50.Median), ms(cell.P99.Median))})
+			vals = append(vals, bar{
+				V: cell.P50.Median, Over: cell.P99.Median, Present: true,
+				Title: fmt.Sprintf("%s %s: p50 %s ms, p99 %s ms", t, protoName(p), ms(cell.P50.Median), ms(cell.P99.Median)),
+			})
 		}
 		c.Values = append(c.Values, vals)
 	}
@@ -390,8 +398,10 @@ func cpuChart(b *Bench, targets []string) *chart {
 	if len(scenarios) == 0 {
 		return nil
 	}
-	c := &chart{ID: "chart-cpu", Title: "Target CPU per request (µs, whole process tree)", YLabel: "CPU µs / request", Groups: scenarios,
-		Series: seriesOf(b, targets, func(c *Cell) bool { return isThroughput(c) && c.Resources != nil })}
+	c := &chart{
+		ID: "chart-cpu", Title: "Target CPU per request (µs, whole process tree)", YLabel: "CPU µs / request", Groups: scenarios,
+		Series: seriesOf(b, targets, func(c *Cell) bool { return isThroughput(c) && c.Resources != nil }),
+	}
 	bound := false
 	for _, t := range c.Series {
 		var vals []bar

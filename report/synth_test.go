@@ -41,14 +41,18 @@ func synthBench() *Bench {
 			sc := "reused-" + p
 			runs, ok := reused[t][p]
 			if !ok {
-				b.Add(sc+"-"+t+".json", &runner.Result{Schema: 1, Scenario: sc, Target: t, Proto: p, Mode: "reused",
-					Skipped: "no " + p, SkipReason: t + " does not serve " + p + " (it serves h1, h1c, h2)"}, nil)
+				b.Add(sc+"-"+t+".json", &runner.Result{
+					Schema: 1, Scenario: sc, Target: t, Proto: p, Mode: "reused",
+					Skipped: "no " + p, SkipReason: t + " does not serve " + p + " (it serves h1, h1c, h2)",
+				}, nil)
 				continue
 			}
 			for i, v := range runs {
-				r := &runner.Result{Schema: 1, TestID: "synth-1", Scenario: sc, Target: t, Proto: p, Mode: "reused", Route: "/",
+				r := &runner.Result{
+					Schema: 1, TestID: "synth-1", Scenario: sc, Target: t, Proto: p, Mode: "reused", Route: "/",
 					Profile: "smoke", DurationS: 10, Requests: v * 10, RPS: rps(v),
-					Latency: runner.Stats{P50: 1000 / v * 3, P95: 1000 / v * 6, P99: 1000 / v * 10}, Valid: true, Invalid: []string{}}
+					Latency: runner.Stats{P50: 1000 / v * 3, P95: 1000 / v * 6, P99: 1000 / v * 10}, Valid: true, Invalid: []string{},
+				}
 				// the upstream's connections: the warm-up's 32 for 100 000 requests, but nginx's
 				// h2 pool churns one for about every second request
 				r.UpstreamConns = &runner.UpstreamConns{Opened: 32, Requests: 100000, Per1k: 0.32}
@@ -72,9 +76,11 @@ func synthBench() *Bench {
 			if p == "h2" {
 				v -= 100
 			}
-			r := &runner.Result{Schema: 1, Scenario: sc, Target: t, Proto: p, Mode: "fresh", Route: "/", Requests: 2000, RPS: rps(v),
+			r := &runner.Result{
+				Schema: 1, Scenario: sc, Target: t, Proto: p, Mode: "fresh", Route: "/", Requests: 2000, RPS: rps(v),
 				Latency: runner.Stats{P50: 4, P99: 12}, Valid: true,
-				Extra: map[string]runner.Stats{"http_req_connecting": {P50: 0.5}, "http_req_tls_handshaking": {P50: 2.25}}}
+				Extra: map[string]runner.Stats{"http_req_connecting": {P50: 0.5}, "http_req_tls_handshaking": {P50: 2.25}},
+			}
 			if t == "envoy" && p == "h2" {
 				r.Valid, r.Invalid = false, []string{"1990 new connections for 2000 requests: every request must open its own"}
 			}
@@ -97,12 +103,16 @@ func synthBench() *Bench {
 					extra["sse_first_event"] = runner.Stats{P50: 0.5}
 					extra["sse_event_gap"] = runner.Stats{P50: 150}
 				}
-				b.Add(sc+"-"+p+"-"+t+".json", &runner.Result{Schema: 1, Scenario: sc, Target: t, Proto: p, Mode: "probe", Route: "/" + sc,
-					Requests: 5, Latency: runner.Stats{P50: 1.25, P99: 2}, Extra: extra, Valid: true}, nil)
+				b.Add(sc+"-"+p+"-"+t+".json", &runner.Result{
+					Schema: 1, Scenario: sc, Target: t, Proto: p, Mode: "probe", Route: "/" + sc,
+					Requests: 5, Latency: runner.Stats{P50: 1.25, P99: 2}, Extra: extra, Valid: true,
+				}, nil)
 			}
 		}
-		b.Add("ws-h1-"+t+".json", &runner.Result{Schema: 1, Scenario: "ws", Target: t, Proto: "h1", Mode: "probe", Route: "/ws",
-			Requests: 5, Latency: runner.Stats{P50: 0.25}, Extra: map[string]runner.Stats{"ws_connect": {P50: 1.5}, "ws_echo": {P50: 0.25}}, Valid: true}, nil)
+		b.Add("ws-h1-"+t+".json", &runner.Result{
+			Schema: 1, Scenario: "ws", Target: t, Proto: "h1", Mode: "probe", Route: "/ws",
+			Requests: 5, Latency: runner.Stats{P50: 0.25}, Extra: map[string]runner.Stats{"ws_connect": {P50: 1.5}, "ws_echo": {P50: 0.25}}, Valid: true,
+		}, nil)
 		// equal load at 2000 req/s over h1
 		e := EqualLoadCell{Target: t, Proto: "h1", RateRPS: 2000, Requests: 20000, P50: 0.5, P99: 2, P999: 5, Valid: true, File: "equal-h1-" + t + ".json"}
 		if t == "caddy" {

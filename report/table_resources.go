@@ -73,8 +73,10 @@ func clientTable(b *Bench) table {
 			t.Rows = append(t.Rows, row{Class: classInvalid, Cells: []string{protoName(c.Proto), c.Target, c.Client, "—", "—", "—", "—", c.Err}})
 			continue
 		}
-		t.Rows = append(t.Rows, row{Cells: []string{protoName(c.Proto), c.Target, c.Client, fmtInt(c.RPS),
-			fmt.Sprintf("%.1f", c.ClientCPUMicros), fmtInt(c.ReqPerCPUSecond), fmt.Sprintf("%.1f", c.TargetCPUMicros), vs}})
+		t.Rows = append(t.Rows, row{Cells: []string{
+			protoName(c.Proto), c.Target, c.Client, fmtInt(c.RPS),
+			fmt.Sprintf("%.1f", c.ClientCPUMicros), fmtInt(c.ReqPerCPUSecond), fmt.Sprintf("%.1f", c.TargetCPUMicros), vs,
+		}})
 	}
 	if len(t.Rows) > 0 {
 		t.Notes = append(t.Notes, "HTTP/3 has no native peer that installs here (Debian 12's h2load is built without it).")

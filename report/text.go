@@ -3,8 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
-	"strings"
-	"text/tabwriter"
+
+	"github.com/proxybench/proxybench/runner"
 )
 
 // Text writes, for the terminal at the end of `make bench`, first what the client cannot
@@ -24,17 +24,12 @@ func Text(w io.Writer, b *Bench) error {
 		if len(t.Rows) == 0 {
 			continue
 		}
-		ew.printf("\n== %s  (testid %s, median over the valid runs)\n", t.Title, b.TestID)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, strings.Join(t.Head, "\t")+"\t")
+		ct := runner.Table{Title: fmt.Sprintf("%s  (testid %s, median over the valid runs)", t.Title, b.TestID), Head: t.Head, Notes: t.Notes}
 		for _, r := range t.Rows {
-			fmt.Fprintln(tw, strings.Join(r.Cells, "\t")+"\t")
+			ct.Rows = append(ct.Rows, r.Cells)
 		}
-		if err := tw.Flush(); err != nil && ew.err == nil {
+		if err := ct.Write(w); err != nil && ew.err == nil {
 			ew.err = err
-		}
-		for _, n := range t.Notes {
-			ew.printf("  %s\n", n)
 		}
 	}
 	if l := clientLine(b); l != "" {

@@ -22,7 +22,9 @@ func TestFromResultsListsUnreadableFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	truncated := filepath.Join(dir, "reused-h1-nginx.run2.json")
-	os.WriteFile(truncated, data[:len(data)/2], 0o644)
+	if err := os.WriteFile(truncated, data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
 	other := reusedDoc("caddy", 7000, 2)
 	other["schema"] = 2
 	writeResult(t, dir, "reused-h1-caddy.json", other)
@@ -30,15 +32,27 @@ func TestFromResultsListsUnreadableFiles(t *testing.T) {
 	delete(noScenario, "scenario")
 	writeResult(t, dir, "reused-h1-envoy.json", noScenario)
 	notJSON := filepath.Join(dir, "fresh-h2-nginx.json")
-	os.WriteFile(notJSON, []byte("k6: panic\n"), 0o644)
+	if err := os.WriteFile(notJSON, []byte("k6: panic\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	// Not results, and said to be none: k6's --summary-export, a note, a bare array, and
 	// whatever test-artifacts/ holds.
-	os.WriteFile(filepath.Join(dir, "summary-export.json"), []byte(`{"metrics": {"http_reqs": {"count": 5}}, "root_group": {}}`), 0o644)
-	os.WriteFile(filepath.Join(dir, "notes.json"), []byte(`{"hello": 1}`), 0o644)
-	os.WriteFile(filepath.Join(dir, "list.json"), []byte(`[1, 2]`), 0o644)
-	os.MkdirAll(filepath.Join(dir, "test-artifacts"), 0o755)
-	os.WriteFile(filepath.Join(dir, "test-artifacts", "broken.json"), []byte(`{"schema": 1,`), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "summary-export.json"), []byte(`{"metrics": {"http_reqs": {"count": 5}}, "root_group": {}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "notes.json"), []byte(`{"hello": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "list.json"), []byte(`[1, 2]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "test-artifacts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "test-artifacts", "broken.json"), []byte(`{"schema": 1,`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	b, err := Build(dir)
 	if err != nil {
@@ -77,8 +91,10 @@ func TestFromResultsListsUnreadableFiles(t *testing.T) {
 
 	var warn bytes.Buffer
 	WarnUnreadable(&warn, "report", "results/x", b, "run `make report ID=x` again")
-	for _, w := range []string{"report: warning: 4 result file(s) of results/x could not be read; every other run is counted", "  " + truncated + ":",
-		"run those cells again, or move the files out of results/x, then run `make report ID=x` again"} {
+	for _, w := range []string{
+		"report: warning: 4 result file(s) of results/x could not be read; every other run is counted", "  " + truncated + ":",
+		"run those cells again, or move the files out of results/x, then run `make report ID=x` again",
+	} {
 		if !strings.Contains(warn.String(), w) {
 			t.Errorf("warning lacks %q:\n%s", w, warn.String())
 		}
@@ -104,7 +120,9 @@ func TestFromResultsOnlyUnreadable(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "reused-h1-nginx.json")
-	os.WriteFile(p, []byte(`{"schema": 1, "scenario": "reused-h1", "target": "ng`), 0o644)
+	if err := os.WriteFile(p, []byte(`{"schema": 1, "scenario": "reused-h1", "target": "ng`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, err := Build(dir)
 	if want := "no bench.json and no readable result file in " + dir + ":\n  " + p + ":1:52: unexpected end of JSON input"; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("Build error = %v, want %q", err, want)
@@ -118,7 +136,9 @@ func TestLoadTruncatedBench(t *testing.T) {
 	dir := t.TempDir()
 	writeResult(t, dir, "reused-h1-direct.json", reusedDoc("direct", 10000, 1))
 	p := filepath.Join(dir, BenchFile)
-	os.WriteFile(p, []byte("{\n  \"schema\": 1,\n  \"testid\": \"x\",\n  \"cells\": [\n"), 0o644)
+	if err := os.WriteFile(p, []byte("{\n  \"schema\": 1,\n  \"testid\": \"x\",\n  \"cells\": [\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, err := Build(dir)
 	if err == nil || !strings.HasPrefix(err.Error(), p+":4:13: unexpected end of JSON input") || !strings.Contains(err.Error(), "move it out of "+dir+" to rebuild the report from the per-run result files") {
 		t.Errorf("Build error = %v", err)

@@ -329,10 +329,15 @@ func TestParseSegments(t *testing.T) {
 		want int
 		err  string
 	}{
-		{"", 1, ""}, {"1", 1, ""}, {" 3 ", 3, ""},
+		{"", 1, ""},
+		{"1", 1, ""},
+		{" 3 ", 3, ""},
 		{"0", 0, `SEGMENTS="0": want a whole number of at least 1`},
-		{"-2", 0, `SEGMENTS="-2"`}, {"two", 0, `SEGMENTS="two"`}, {"1.5", 0, `SEGMENTS="1.5"`},
-		{"+2", 0, `SEGMENTS="+2"`}, {"100", 0, "at most 64"},
+		{"-2", 0, `SEGMENTS="-2"`},
+		{"two", 0, `SEGMENTS="two"`},
+		{"1.5", 0, `SEGMENTS="1.5"`},
+		{"+2", 0, `SEGMENTS="+2"`},
+		{"100", 0, "at most 64"},
 	} {
 		got, err := ParseSegments(tc.in)
 		if tc.err == "" && (err != nil || got != tc.want) {

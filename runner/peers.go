@@ -28,10 +28,14 @@ type Peer struct {
 // "Connection: close" reconnects after every answer, CONNECTIONS at a time as fresh-h1c and
 // fresh-h1 run; h2load opens one connection per request at a fixed rate (its only way to).
 var Peers = []Peer{
-	{"wrk", "h1c", false}, {"h2load", "h1c", false},
-	{"wrk", "h1", false}, {"h2load", "h1", false},
+	{"wrk", "h1c", false},
+	{"h2load", "h1c", false},
+	{"wrk", "h1", false},
+	{"h2load", "h1", false},
 	{"h2load", "h2", false},
-	{"wrk", "h1c", true}, {"wrk", "h1", true}, {"h2load", "h2", true},
+	{"wrk", "h1c", true},
+	{"wrk", "h1", true},
+	{"h2load", "h2", true},
 }
 
 // PeerLoad is what a peer run is asked for: the target's address, the Host it is known by,
@@ -56,8 +60,10 @@ func (l PeerLoad) K6Env() []string {
 	if l.Fresh {
 		return []string{"REQUESTS=" + strconv.Itoa(l.Requests), "FRESH_CONNECTIONS=" + strconv.Itoa(l.Connections)}
 	}
-	return []string{"DURATION=" + strconv.Itoa(int(l.Duration/time.Second)) + "s", "WARMUP=1s",
-		"CONNECTIONS=" + strconv.Itoa(l.Connections), "STREAMS=" + strconv.Itoa(l.Streams)}
+	return []string{
+		"DURATION=" + strconv.Itoa(int(l.Duration/time.Second)) + "s", "WARMUP=1s",
+		"CONNECTIONS=" + strconv.Itoa(l.Connections), "STREAMS=" + strconv.Itoa(l.Streams),
+	}
 }
 
 // Argv is the peer's command line: one thread (as k6 runs on what the machine gives it,
@@ -85,8 +91,10 @@ func (p Peer) Argv(l PeerLoad) []string {
 		// them every 10 ms: 3,200/s at 32, above the TLS handshakes any target here accepts, so
 		// that, as k6's fresh runs, it is bound by the target rather than by its rate
 		n := strconv.Itoa(l.Requests)
-		argv = []string{"h2load", "-t1", "-n", n, "-c", n, "-r", conns, "--rate-period", "10ms",
-			"--connect-to=" + net.JoinHostPort(l.Addr, port)}
+		argv = []string{
+			"h2load", "-t1", "-n", n, "-c", n, "-r", conns, "--rate-period", "10ms",
+			"--connect-to=" + net.JoinHostPort(l.Addr, port),
+		}
 	}
 	if p.Proto == "h2" && p.Fresh {
 		argv = append(argv, "-m1")

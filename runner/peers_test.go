@@ -88,8 +88,10 @@ func TestPeersCoverTheProtocols(t *testing.T) {
 		}
 		by[key] = append(by[key], p.Name)
 	}
-	for proto, want := range map[string][]string{"h1c": {"wrk", "h2load"}, "h1": {"wrk", "h2load"}, "h2": {"h2load"},
-		"fresh h1c": {"wrk"}, "fresh h1": {"wrk"}, "fresh h2": {"h2load"}} {
+	for proto, want := range map[string][]string{
+		"h1c": {"wrk", "h2load"}, "h1": {"wrk", "h2load"}, "h2": {"h2load"},
+		"fresh h1c": {"wrk"}, "fresh h1": {"wrk"}, "fresh h2": {"h2load"},
+	} {
 		if !slices.Equal(by[proto], want) {
 			t.Errorf("%s: peers %v, want %v", proto, by[proto], want)
 		}

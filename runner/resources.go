@@ -33,27 +33,19 @@ type Resources struct {
 	// ClientIdleCPUSeconds is the CPU time left idle on the client's CPUs during its load phase
 	// (/proc/stat idle+iowait of each): CPU the client could still have used.
 	ClientIdleCPUSeconds float64 `json:"client_idle_cpu_s"`
-	// ClientCPUUtil is the share the client used of the CPU it could have had during its load
-	// phase: its CPU / (its CPU + ClientIdleCPUSeconds), both over that phase. Unpinned, the client shares
-	// its CPUs with the target and the upstream, and what they used was never the client's to
-	// have: measured against wall × CPUs, a client that took every idle cycle would read
-	// far below 1 and never be flagged. Pinned on CPUs of its own, the two measures agree.
+	// ClientCPUUtil is the client's CPU / (its CPU + ClientIdleCPUSeconds) over its load phase:
+	// not wall × CPUs, as what the target and upstream used on shared CPUs was never the client's.
 	ClientCPUUtil float64 `json:"client_cpu_util"`
 	// ClientCPUShare is the client's share of all the CPU used on its CPUs during its load phase
 	// (its CPU / (ClientLoadSeconds × ClientCPUs − ClientIdleCPUSeconds)): who else used them.
 	ClientCPUShare float64 `json:"client_cpu_share"`
 	ClientCPUs     int     `json:"client_cpus"` // CPUs k6 could run on; 0: the client was not measured
-	// ClientBound is ClientCPUUtil ≥ ClientBoundUtil and ClientCPUShare ≥ ClientBoundShare: no
-	// CPU was left that the client did not take, and the client was the main user of its CPUs,
-	// so a cheaper client would have left the target more: the client, not the target, set the
-	// pace, and the cell's req/s is the client's ceiling rather than the target's. (A target
-	// that used most of the CPUs itself sets its own pace, saturated or not.)
+	// ClientBound: ClientCPUUtil ≥ ClientBoundUtil and ClientCPUShare ≥ ClientBoundShare, so the
+	// client, not the target, set the pace (the client-bound verdict, setClient).
 	ClientBound bool `json:"client_bound"`
 
-	// MachineCPUSeconds is the CPU every process of the machine used while the sampler ran,
-	// OtherCPUSeconds what of it was neither the target's, the client's nor the upstream's, and
-	// OtherCPUShare that as a share of the machine's CPU time (wall × CPUs). OutsideLoad: above
-	// OutsideLoadShare, the run shared the machine with someone else's work.
+	// The machine's CPU while the sampler ran; Other* is what was not the target's, the client's
+	// or the upstream's (share: of wall × CPUs). OutsideLoad: that share is over OutsideLoadShare.
 	MachineCPUSeconds float64 `json:"machine_cpu_s,omitempty"`
 	OtherCPUSeconds   float64 `json:"other_cpu_s,omitempty"`
 	OtherCPUShare     float64 `json:"other_cpu_share,omitempty"`
@@ -144,6 +136,11 @@ func loadPhase(tr []clientPoint) (from, to clientPoint) {
 // setClient fills the client figures judged over its load phase from what it used of its CPUs
 // then: CPU seconds, the CPU seconds left idle on its CPUs, wall seconds, and its number of
 // CPUs. (ClientCPUSeconds is the client's whole life's: the caller's.)
+//
+// The client-bound verdict: when the client took all the CPU it could have had and was the main
+// user of its CPUs, a cheaper client would have left the target more, so the cell's req/s is the
+// client's ceiling rather than the target's. A target that used most of the CPUs itself sets its
+// own pace, saturated or not.
 func (r *Resources) setClient(cpuSeconds, idleSeconds, wallSeconds float64, cpus int) {
 	r.ClientIdleCPUSeconds = idleSeconds
 	r.ClientLoadSeconds = wallSeconds

@@ -99,7 +99,7 @@ func MarkInvalid(res *Result, path, why string) error {
 	res.Valid = false
 	res.Invalid = append(res.Invalid, why)
 	if _, err := os.Stat(path); err != nil {
-		return nil
+		return nil //nolint:nilerr // no result file (k6 wrote none): res alone carries the verdict
 	}
 	return addToFile(path, map[string]any{"valid": false, "invalid": res.Invalid})
 }

@@ -271,7 +271,7 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 		return res, nil
 	}
 	var exit *exec.ExitError
-	if runErr != nil && !(errors.As(runErr, &exit) && exit.ExitCode() == thresholdsFailed) {
+	if runErr != nil && (!errors.As(runErr, &exit) || exit.ExitCode() != thresholdsFailed) {
 		if got, err := LoadResult(summary); err == nil {
 			got.Err = fmt.Sprintf("k6 exited: %v", runErr)
 			r.annotate(got, j, summary, upstream, all)

@@ -71,11 +71,15 @@ func TestLoadResultSchema(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "r.json")
-	os.WriteFile(p, []byte(`{"schema":2}`), 0o644)
+	if err := os.WriteFile(p, []byte(`{"schema":2}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := LoadResult(p); err == nil || !strings.Contains(err.Error(), "schema 2") {
 		t.Errorf("schema 2: error = %v", err)
 	}
-	os.WriteFile(p, []byte(`{"schema":1,"target":"nginx","requests":10,"checks":{"passes":10,"fails":0},"valid":true}`), 0o644)
+	if err := os.WriteFile(p, []byte(`{"schema":1,"target":"nginx","requests":10,"checks":{"passes":10,"fails":0},"valid":true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	r, err := LoadResult(p)
 	if err != nil || r.Target != "nginx" || r.Checks.Passes != 10 || !r.Valid {
 		t.Errorf("LoadResult = %+v, %v", r, err)
@@ -86,11 +90,15 @@ func TestPrintTable(t *testing.T) {
 	t.Parallel()
 	n, rps := 2000.0, 4000.0
 	results := []*Result{
-		{Schema: 1, Target: "direct", Requests: 2000, RPS: &rps, NewConnections: &n, Latency: Stats{P50: 1.5, P95: 3, P99: 150},
+		{
+			Schema: 1, Target: "direct", Requests: 2000, RPS: &rps, NewConnections: &n, Latency: Stats{P50: 1.5, P95: 3, P99: 150},
 			ProtosSeen: map[string]float64{"HTTP/2.0": 2000}, Valid: true,
-			UpstreamConns: &UpstreamConns{Opened: 2001, Requests: 2001, Per1k: 1000}},
-		{Schema: 1, Target: "nginx", Requests: 1990, ProtosSeen: map[string]float64{"HTTP/2.0": 1980, "HTTP/1.1": 10},
-			Valid: false, Invalid: []string{"10 responses over HTTP/1.1"}},
+			UpstreamConns: &UpstreamConns{Opened: 2001, Requests: 2001, Per1k: 1000},
+		},
+		{
+			Schema: 1, Target: "nginx", Requests: 1990, ProtosSeen: map[string]float64{"HTTP/2.0": 1980, "HTTP/1.1": 10},
+			Valid: false, Invalid: []string{"10 responses over HTTP/1.1"},
+		},
 		{Target: "caddy", Err: "k6 run fresh-h2 (target caddy): exit status 107"},
 	}
 	var buf bytes.Buffer

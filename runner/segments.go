@@ -59,10 +59,10 @@ func CheckSegments(scenario string, n int) error {
 
 // fraction is i/n as k6 writes execution segment bounds: 0, 1/2, 1.
 func fraction(i, n int) string {
-	switch {
-	case i == 0:
+	switch i {
+	case 0:
 		return "0"
-	case i == n:
+	case n:
 		return "1"
 	}
 	return fmt.Sprintf("%d/%d", i, n)
@@ -411,7 +411,7 @@ func waitReady(ctx context.Context, insts []*segmentInstance) error {
 			}
 			select {
 			case <-in.done:
-				return fmt.Errorf("segment %d/%d: k6 ended before it was resumed: %v (its output above says why)", i+1, len(insts), in.err)
+				return fmt.Errorf("segment %d/%d: k6 ended before it was resumed: %w (its output above says why)", i+1, len(insts), in.err)
 			default:
 			}
 			st, err := getStatus(ctx, in.api)

@@ -9,17 +9,49 @@ import (
 	"text/tabwriter"
 )
 
+// A Table is what the console shows of a set of cells: "== Title", the head and rows aligned to
+// the right, then one line per note. `make k6` and `make bench` print every table this way.
+type Table struct {
+	Title string
+	Head  []string
+	Rows  [][]string
+	Notes []string
+}
+
+// Write writes the table to w.
+func (t *Table) Write(w io.Writer) error {
+	if _, err := fmt.Fprintf(w, "\n== %s\n", t.Title); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	for _, row := range append([][]string{t.Head}, t.Rows...) {
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, n := range t.Notes {
+		if _, err := fmt.Fprintln(w, "  "+n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // PrintTable writes one scenario's results side by side, one row per target (and protocol, for
 // probes). An invalid cell says why instead of hiding among the valid ones.
 func PrintTable(w io.Writer, title string, results []*Result) {
-	fmt.Fprintf(w, "\n== %s\n", title)
+	_ = resultsTable(title, results).Write(w) // the console: nothing to do on a failed write
+}
+
+func resultsTable(title string, results []*Result) *Table {
+	t := &Table{Title: title}
 	extras := extraKeys(results)
 	fresh, upstream := false, false
 	for _, r := range results {
 		fresh = fresh || r.NewConnections != nil
 		upstream = upstream || r.UpstreamConns != nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := []string{"target", "proto", "reqs", "req/s", "p50 ms", "p95 ms", "p99 ms", "failed", "checks ✗"}
 	if fresh {
 		head = append(head, "new conns")
@@ -31,11 +63,11 @@ func PrintTable(w io.Writer, title string, results []*Result) {
 		head = append(head, strings.TrimPrefix(k, "http_req_")+" p50")
 	}
 	head = append(head, "protocol seen", "valid")
-	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	t.Head = head
 	// blank is a row without figures: the target, its protocol, a dash per column, and why.
 	blank := func(target, proto, why string) {
 		row := append([]string{target, proto}, slices.Repeat([]string{"-"}, len(head)-3)...)
-		fmt.Fprintln(tw, strings.Join(append(row, why), "\t")+"\t")
+		t.Rows = append(t.Rows, append(row, why))
 	}
 	var notes, skipped []string
 	for _, r := range results {
@@ -54,7 +86,7 @@ func PrintTable(w io.Writer, title string, results []*Result) {
 		row := []string{
 			r.Target, proto,
 			fmt.Sprintf("%.0f", r.Requests), rate(r.RPS),
-			ms(r.Latency.P50), ms(r.Latency.P95), ms(r.Latency.P99),
+			Millis(r.Latency.P50), Millis(r.Latency.P95), Millis(r.Latency.P99),
 			fmt.Sprintf("%.0f", r.FailedRequests), fmt.Sprintf("%.0f", r.Checks.Fails),
 		}
 		if fresh {
@@ -73,7 +105,7 @@ func PrintTable(w io.Writer, title string, results []*Result) {
 		}
 		for _, k := range extras {
 			if s, ok := r.Extra[k]; ok {
-				row = append(row, ms(s.P50))
+				row = append(row, Millis(s.P50))
 			} else {
 				row = append(row, "-")
 			}
@@ -87,16 +119,15 @@ func PrintTable(w io.Writer, title string, results []*Result) {
 			}
 			notes = append(notes, fmt.Sprintf("%s %s: %s", r.Target, proto, strings.Join(reasons, "; ")))
 		}
-		row = append(row, seen(r.ProtosSeen), valid)
-		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+		t.Rows = append(t.Rows, append(row, seen(r.ProtosSeen), valid))
 	}
-	tw.Flush()
 	for _, n := range skipped {
-		fmt.Fprintln(w, "  not run: "+n)
+		t.Notes = append(t.Notes, "not run: "+n)
 	}
 	for _, n := range notes {
-		fmt.Fprintln(w, "  invalid: "+n)
+		t.Notes = append(t.Notes, "invalid: "+n)
 	}
+	return t
 }
 
 // rate is "-" where the scenario measured none (probes: one VU in sequence is not a rate).
@@ -107,7 +138,8 @@ func rate(v *float64) string {
 	return fmt.Sprintf("%.0f", *v)
 }
 
-func ms(v float64) string {
+// Millis formats milliseconds as every table shows them: two decimals below 100.
+func Millis(v float64) string {
 	if v >= 100 {
 		return fmt.Sprintf("%.0f", v)
 	}

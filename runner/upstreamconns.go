@@ -40,8 +40,11 @@ func connCount(ctx context.Context, addr string) (int64, error) {
 	}
 	defer res.Body.Close()
 	var c map[string]int64
-	if err := json.NewDecoder(res.Body).Decode(&c); err != nil || res.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("upstream connection counter: GET %s: status %d: %v", req.URL, res.StatusCode, err)
+	if res.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("upstream connection counter: GET %s: status %d", req.URL, res.StatusCode)
+	}
+	if err := json.NewDecoder(res.Body).Decode(&c); err != nil {
+		return 0, fmt.Errorf("upstream connection counter: GET %s: %w", req.URL, err)
 	}
 	var n int64
 	for _, v := range c {

@@ -7,7 +7,7 @@
 import http from 'k6/http';
 import { rootScenario } from './lib/scenario.js';
 
-const s = rootScenario({ scenario: 'fresh-h1', mode: 'fresh', proto: 'h1', client: http });
+const s = rootScenario({ scenario: 'fresh-h1', client: http });
 
 export const options = s.options;
 export const setup = s.setup;

@@ -7,7 +7,7 @@
 import http from 'k6/http';
 import { rootScenario } from './lib/scenario.js';
 
-const s = rootScenario({ scenario: 'fresh-h1c', mode: 'fresh', proto: 'h1c', client: http });
+const s = rootScenario({ scenario: 'fresh-h1c', client: http });
 
 export const options = s.options;
 export const setup = s.setup;

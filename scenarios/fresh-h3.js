@@ -17,7 +17,7 @@ import { rootScenario } from './lib/scenario.js';
 
 const http3 = extension('k6/x/proxybench/http3');
 
-const s = rootScenario({ scenario: 'fresh-h3', mode: 'fresh', proto: 'h3', client: http3 });
+const s = rootScenario({ scenario: 'fresh-h3', client: http3 });
 
 export const options = s.options;
 export const setup = s.setup;

@@ -20,7 +20,7 @@ import { upstreamOrigin } from './lib/targets.js';
 
 const RULES = [COMPRESSED];
 
-const cfg = loadConfig({ scenario: 'json', mode: 'probe', route: '/json' });
+const cfg = loadConfig({ scenario: 'json' });
 const out = planOutput(cfg);
 const params = requestParams(cfg, { headers: FETCH_HEADERS });
 
@@ -46,7 +46,7 @@ export function setup() {
 function parses(body) {
   try {
     return typeof JSON.parse(bodyText(body)) === 'object';
-  } catch (e) {
+  } catch {
     return false;
   }
 }

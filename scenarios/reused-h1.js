@@ -5,7 +5,7 @@
 import http from 'k6/http';
 import { rootScenario } from './lib/scenario.js';
 
-const s = rootScenario({ scenario: 'reused-h1', mode: 'reused', proto: 'h1', client: http });
+const s = rootScenario({ scenario: 'reused-h1', client: http });
 
 export const options = s.options;
 export const setup = s.setup;

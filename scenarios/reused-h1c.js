@@ -4,7 +4,7 @@
 import http from 'k6/http';
 import { rootScenario } from './lib/scenario.js';
 
-const s = rootScenario({ scenario: 'reused-h1c', mode: 'reused', proto: 'h1c', client: http });
+const s = rootScenario({ scenario: 'reused-h1c', client: http });
 
 export const options = s.options;
 export const setup = s.setup;

@@ -25,6 +25,7 @@ import {
   pacing,
   ruleReasons,
   ruleThresholds,
+  streamParams,
 } from './lib/probes.js';
 import { summarize } from './lib/summary.js';
 
@@ -35,18 +36,10 @@ const INTERVAL_MS = 150;
 const RULE = pacing(INTERVAL_MS);
 const RULES = [COMPRESSED, ...PACING_WHY];
 
-const cfg = loadConfig({ scenario: 'sse', mode: 'probe', route: '/sse', client: 'k6/x/proxybench/sse' });
+const cfg = loadConfig({ scenario: 'sse', client: 'k6/x/proxybench/sse' });
 const out = planOutput(cfg);
 const url = `${cfg.url}?count=${COUNT}&interval_ms=${INTERVAL_MS}`;
-// name: the URL without its query, so no per-request value becomes a tag
-// http3: over h3, k6/x/proxybench/sse sends through the VU's k6/x/proxybench/http3 connections (k6's own transport
-// speaks h1 and h2 only)
-const params = {
-  headers: EVENTSOURCE_HEADERS,
-  tags: { route: cfg.route, name: cfg.url },
-  timeout: '10s',
-  http3: cfg.proto.quic,
-};
+const params = streamParams(cfg, EVENTSOURCE_HEADERS);
 
 export const options = ruleThresholds(probeOptions(cfg, { trends: ['sse_first_event', 'sse_event_gap'] }), cfg, RULES);
 
@@ -65,7 +58,7 @@ function ticks(events) {
   return events.every((e, i) => {
     try {
       return e.event === 'tick' && JSON.parse(e.data).seq === i;
-    } catch (err) {
+    } catch {
       return false;
     }
   });

@@ -26,6 +26,7 @@ import {
   pacing,
   ruleReasons,
   ruleThresholds,
+  streamParams,
 } from './lib/probes.js';
 import { summarize } from './lib/summary.js';
 
@@ -38,17 +39,10 @@ const TOTAL = CHUNKS * CHUNK_BYTES;
 const RULE = pacing(INTERVAL_MS);
 const RULES = [COMPRESSED, ...PACING_WHY];
 
-const cfg = loadConfig({ scenario: 'stream', mode: 'probe', route: '/stream', client: 'k6/x/proxybench/sse' });
+const cfg = loadConfig({ scenario: 'stream', client: 'k6/x/proxybench/sse' });
 const out = planOutput(cfg);
 const url = `${cfg.url}?chunks=${CHUNKS}&chunk_bytes=${CHUNK_BYTES}&interval_ms=${INTERVAL_MS}`;
-// http3: over h3, k6/x/proxybench/sse sends through the VU's k6/x/proxybench/http3 connections (k6's own transport
-// speaks h1 and h2 only)
-const params = {
-  headers: FETCH_HEADERS,
-  tags: { route: cfg.route, name: cfg.url },
-  timeout: '10s',
-  http3: cfg.proto.quic,
-};
+const params = streamParams(cfg, FETCH_HEADERS);
 
 export const options = ruleThresholds(probeOptions(cfg, { trends: ['stream_first_chunk'] }), cfg, RULES);
 

@@ -11,7 +11,7 @@ import { probeOptions } from './lib/options.js';
 import { assertOutput, planOutput } from './lib/output.js';
 import { summarize } from './lib/summary.js';
 
-const cfg = loadConfig({ scenario: 'upload', mode: 'probe', route: '/upload' });
+const cfg = loadConfig({ scenario: 'upload' });
 if (cfg.target.uploadLimit && cfg.uploadBytes > cfg.target.uploadLimit) {
   throw new Error(
     `UPLOAD_BYTES ${cfg.uploadBytes} is over the targets' upload limit of ${cfg.target.uploadLimit} bytes ` +
@@ -48,7 +48,7 @@ function receivedBytes(res) {
   try {
     const n = JSON.parse(bodyText(res.body)).bytes;
     return Number.isInteger(n) ? n : -1;
-  } catch (e) {
+  } catch {
     return -1;
   }
 }

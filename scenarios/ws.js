@@ -19,16 +19,7 @@ const WELCOME = '{"hello":"bench"}';
 const MESSAGE = 'proxybench echo 0123456789abcdef';
 const TIMEOUT_MS = 10000;
 
-const cfg = loadConfig({
-  scenario: 'ws',
-  mode: 'probe',
-  route: '/ws',
-  protos: ['h1', 'h1c'],
-  defaultProto: 'h1',
-  websocket: true,
-  client: 'k6/websockets',
-  protoNote: ' (a WebSocket over h2 needs extended CONNECT, which k6 does not speak)',
-});
+const cfg = loadConfig({ scenario: 'ws', websocket: true, client: 'k6/websockets' });
 const out = planOutput(cfg);
 const url = cfg.url;
 const params = { tags: { route: cfg.route, name: url } };

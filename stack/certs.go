@@ -1,19 +1,14 @@
 package stack
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/proxybench/proxybench/extensions/localca"
 )
 
 // Certs are the files of the local CA and the leaf every TLS listener serves.
@@ -44,59 +39,25 @@ func EnsureCerts(dir, host string) (Certs, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return c, fmt.Errorf("certificates: %w", err)
 	}
-	now := time.Now()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	a, err := localca.New("proxybench local CA", []string{host, "localhost", "127.0.0.1", "::1"},
+		365*24*time.Hour, 182*24*time.Hour)
 	if err != nil {
-		return c, fmt.Errorf("certificates: CA key: %w", err)
+		return c, fmt.Errorf("certificates: %w", err)
 	}
-	caTmpl := &x509.Certificate{
-		SerialNumber:          serial(),
-		Subject:               pkix.Name{CommonName: "proxybench local CA"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.AddDate(1, 0, 0),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		MaxPathLenZero:        true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	caPEM, leafPEM, keyPEM, err := a.PEM()
 	if err != nil {
-		return c, fmt.Errorf("certificates: CA: %w", err)
-	}
-	ca, _ := x509.ParseCertificate(caDER)
-	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return c, fmt.Errorf("certificates: leaf key: %w", err)
-	}
-	leafTmpl := &x509.Certificate{
-		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: host},
-		DNSNames:     []string{host, "localhost"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.AddDate(0, 6, 0),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &leafKey.PublicKey, caKey)
-	if err != nil {
-		return c, fmt.Errorf("certificates: leaf: %w", err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(leafKey)
-	if err != nil {
-		return c, fmt.Errorf("certificates: leaf key: %w", err)
+		return c, fmt.Errorf("certificates: %w", err)
 	}
 	for _, f := range []struct {
-		path, kind string
-		der        []byte
-		mode       os.FileMode
+		path string
+		data []byte
+		mode os.FileMode
 	}{
-		{c.CAFile, "CERTIFICATE", caDER, 0o644},
-		{c.CertFile, "CERTIFICATE", leafDER, 0o644},
-		{c.KeyFile, "PRIVATE KEY", keyDER, 0o600},
+		{c.CAFile, caPEM, 0o644},
+		{c.CertFile, leafPEM, 0o644},
+		{c.KeyFile, keyPEM, 0o600},
 	} {
-		data := pem.EncodeToMemory(&pem.Block{Type: f.kind, Bytes: f.der})
-		if err := os.WriteFile(f.path, data, f.mode); err != nil {
+		if err := os.WriteFile(f.path, f.data, f.mode); err != nil {
 			return c, fmt.Errorf("certificates: %w", err)
 		}
 	}
@@ -127,9 +88,4 @@ func (c Certs) valid(host string) bool {
 		CurrentTime: time.Now().Add(7 * 24 * time.Hour),
 	})
 	return err == nil
-}
-
-func serial() *big.Int {
-	n, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
-	return n
 }

@@ -105,24 +105,36 @@ func TestLoadConfigTLSProfile(t *testing.T) {
 		mutate  func(string) string
 		wantErr string
 	}{
-		{"unknown profile", func(s string) string { return strings.Replace(s, `"tls_profile":"x25519"`, `"tls_profile":"x448"`, 1) },
-			`"tls_profile" is "x448": valid profiles are pq, x25519 (tls_profiles)`},
-		{"no profile", func(s string) string { return strings.Replace(s, `"tls_profile":"x25519",`, ``, 1) },
-			`"tls_profile" is "": valid profiles are pq, x25519`},
+		{
+			"unknown profile", func(s string) string { return strings.Replace(s, `"tls_profile":"x25519"`, `"tls_profile":"x448"`, 1) },
+			`"tls_profile" is "x448": valid profiles are pq, x25519 (tls_profiles)`,
+		},
+		{
+			"no profile", func(s string) string { return strings.Replace(s, `"tls_profile":"x25519",`, ``, 1) },
+			`"tls_profile" is "": valid profiles are pq, x25519`,
+		},
 		{"no profiles", func(s string) string {
 			return s[:strings.Index(s, `"tls_profiles"`)] + `"tls_profiles":{},` + s[strings.Index(s, `"targets"`):]
 		}, `"tls_profiles" is empty`},
-		{"unknown group", func(s string) string { return strings.Replace(s, `"group":"X25519"`, `"group":"x25519"`, 1) },
-			`tls_profiles.x25519.group is "x25519": valid groups are X25519, X25519MLKEM768, P-256, P-384`},
+		{
+			"unknown group", func(s string) string { return strings.Replace(s, `"group":"X25519"`, `"group":"x25519"`, 1) },
+			`tls_profiles.x25519.group is "x25519": valid groups are X25519, X25519MLKEM768, P-256, P-384`,
+		},
 		{"unknown cipher", func(s string) string {
 			return strings.Replace(s, `"cipher":"TLS_AES_128_GCM_SHA256"`, `"cipher":"ECDHE-RSA-AES128-GCM-SHA256"`, 1)
 		}, `tls_profiles.x25519.cipher is "ECDHE-RSA-AES128-GCM-SHA256": valid TLS 1.3 cipher suites are TLS_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384, TLS_CHACHA20_POLY1305_SHA256`},
-		{"TLS 1.2", func(s string) string { return strings.Replace(s, `"version":"1.3"`, `"version":"1.2"`, 1) },
-			`tls_profiles.x25519.version is "1.2": the one valid version is "1.3"`},
-		{"resumption", func(s string) string { return strings.Replace(s, `"resumption":false`, `"resumption":true`, 1) },
-			`tls_profiles.x25519.resumption is true: only false is valid`},
-		{"unknown key", func(s string) string { return strings.Replace(s, `"resumption":false`, `"tickets":false`, 1) },
-			`unknown field "tickets"`},
+		{
+			"TLS 1.2", func(s string) string { return strings.Replace(s, `"version":"1.3"`, `"version":"1.2"`, 1) },
+			`tls_profiles.x25519.version is "1.2": the one valid version is "1.3"`,
+		},
+		{
+			"resumption", func(s string) string { return strings.Replace(s, `"resumption":false`, `"resumption":true`, 1) },
+			`tls_profiles.x25519.resumption is true: only false is valid`,
+		},
+		{
+			"unknown key", func(s string) string { return strings.Replace(s, `"resumption":false`, `"tickets":false`, 1) },
+			`unknown field "tickets"`,
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

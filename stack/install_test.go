@@ -40,12 +40,16 @@ func TestInstallReason(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"the script's own words, with its attempts",
+		{
+			"the script's own words, with its attempts",
 			&InstallError{Script: "proxies/haproxy/install.sh", Err: exit, Output: "make: building\ninstall: no source of haproxy 3.0.11 could be had:\n  - 3.0.11-1+deb13u3 by its pinned sha256: 404  Not Found\n  - 3.0.11-1+deb13u4 through the signed index: listed, but its files do not download\ninstall: set the version variable\n"},
-			"no source of haproxy 3.0.11 could be had: 3.0.11-1+deb13u3 by its pinned sha256: 404  Not Found 3.0.11-1+deb13u4 through the signed index: listed, but its files do not download"},
-		{"no words of its own: its last line",
+			"no source of haproxy 3.0.11 could be had: 3.0.11-1+deb13u3 by its pinned sha256: 404  Not Found 3.0.11-1+deb13u4 through the signed index: listed, but its files do not download",
+		},
+		{
+			"no words of its own: its last line",
 			&InstallError{Script: "proxies/x/install.sh", Err: exit, Output: "cc: error: foo.c\nmake: *** [all] Error 1\n"},
-			"proxies/x/install.sh: exit status 1: make: *** [all] Error 1"},
+			"proxies/x/install.sh: exit status 1: make: *** [all] Error 1",
+		},
 		{"silent", &InstallError{Script: "proxies/x/install.sh", Err: exit}, "proxies/x/install.sh: exit status 1"},
 		{"not a script's failure", errors.New("target x: install script ran but\nx is not installed"), "target x: install script ran but; x is not installed"},
 	} {

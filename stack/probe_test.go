@@ -167,20 +167,40 @@ func TestCheckTLS(t *testing.T) {
 		wantErr string            // "" when the profile is met
 	}{
 		{"matching", matching, profile, want, nil, ""},
-		{"session tickets, a listed difference", tickets, profile,
+		{
+			"session tickets, a listed difference", tickets, profile,
 			Negotiated{Version: "1.3", Group: "X25519", Cipher: "TLS_AES_128_GCM_SHA256", Resumption: true, Listed: map[string]string{"resumption": "no setting"}},
-			map[string]string{"resumption": "no setting"}, ""},
-		{"a listed difference that does not excuse another group", p256, profile,
-			Negotiated{Version: "1.3", Group: "P-256", Cipher: "TLS_AES_128_GCM_SHA256"}, map[string]string{"resumption": "no setting"}, `TLS group P-256 negotiated`},
-		{"another group", p256, profile, Negotiated{Version: "1.3", Group: "P-256", Cipher: "TLS_AES_128_GCM_SHA256"},
-			nil, `TLS group P-256 negotiated, the profile wants X25519 (TLS profile "test")`},
-		{"session tickets", tickets, profile, Negotiated{Version: "1.3", Group: "X25519", Cipher: "TLS_AES_128_GCM_SHA256", Resumption: true},
-			nil, `TLS resumption: a second connection resumed the first one's session, the profile wants none (TLS profile "test")`},
+			map[string]string{"resumption": "no setting"},
+			"",
+		},
+		{
+			"a listed difference that does not excuse another group", p256, profile,
+			Negotiated{Version: "1.3", Group: "P-256", Cipher: "TLS_AES_128_GCM_SHA256"},
+			map[string]string{"resumption": "no setting"},
+			`TLS group P-256 negotiated`,
+		},
+		{
+			"another group", p256, profile,
+			Negotiated{Version: "1.3", Group: "P-256", Cipher: "TLS_AES_128_GCM_SHA256"},
+			nil, `TLS group P-256 negotiated, the profile wants X25519 (TLS profile "test")`,
+		},
+		{
+			"session tickets", tickets, profile,
+			Negotiated{Version: "1.3", Group: "X25519", Cipher: "TLS_AES_128_GCM_SHA256", Resumption: true},
+			nil, `TLS resumption: a second connection resumed the first one's session, the profile wants none (TLS profile "test")`,
+		},
 		{"the hybrid a default Go server picks", goDefaults, pq, Negotiated{Version: "1.3", Group: "X25519MLKEM768", Cipher: "TLS_AES_128_GCM_SHA256"}, nil, ""},
-		{"the hybrid where the profile wants X25519", goDefaults, profile, Negotiated{Version: "1.3", Group: "X25519MLKEM768", Cipher: "TLS_AES_128_GCM_SHA256"},
-			nil, `TLS group X25519MLKEM768 negotiated, the profile wants X25519`},
-		{"another cipher", matching, TLSProfile{Version: "1.3", Group: "X25519", Cipher: "TLS_AES_256_GCM_SHA384"}, want,
-			nil, `TLS cipher TLS_AES_128_GCM_SHA256 negotiated, the profile wants TLS_AES_256_GCM_SHA384`},
+		{
+			"the hybrid where the profile wants X25519", goDefaults, profile,
+			Negotiated{Version: "1.3", Group: "X25519MLKEM768", Cipher: "TLS_AES_128_GCM_SHA256"},
+			nil, `TLS group X25519MLKEM768 negotiated, the profile wants X25519`,
+		},
+		{
+			"another cipher", matching,
+			TLSProfile{Version: "1.3", Group: "X25519", Cipher: "TLS_AES_256_GCM_SHA384"},
+			want,
+			nil, `TLS cipher TLS_AES_128_GCM_SHA256 negotiated, the profile wants TLS_AES_256_GCM_SHA384`,
+		},
 	}
 	for _, tc := range tests {
 		for _, proto := range []Protocol{H1, H2, H3} {
@@ -233,10 +253,14 @@ func TestPrintStatus(t *testing.T) {
 	x25519 := Negotiated{Version: "1.3", Group: "X25519", Cipher: "TLS_AES_128_GCM_SHA256"}
 	hybrid := Negotiated{Version: "1.3", Group: "X25519MLKEM768", Cipher: "TLS_AES_128_GCM_SHA256"}
 	rows := []TargetStatus{
-		{Name: "direct", Version: "upstream", PID: 10, Health: map[Protocol]error{H1: nil, H1C: nil, H2: nil, H3: nil},
-			TLSProfile: "x25519", TLS: map[Protocol]*Negotiated{H1: &x25519, H2: &x25519, H3: &x25519}},
-		{Name: "nginx", Version: "1.22.1", PID: 11, Health: map[Protocol]error{H1: nil, H1C: nil, H2: nil},
-			TLSProfile: "x25519", TLS: map[Protocol]*Negotiated{H1: &x25519, H2: &hybrid}},
+		{
+			Name: "direct", Version: "upstream", PID: 10, Health: map[Protocol]error{H1: nil, H1C: nil, H2: nil, H3: nil},
+			TLSProfile: "x25519", TLS: map[Protocol]*Negotiated{H1: &x25519, H2: &x25519, H3: &x25519},
+		},
+		{
+			Name: "nginx", Version: "1.22.1", PID: 11, Health: map[Protocol]error{H1: nil, H1C: nil, H2: nil},
+			TLSProfile: "x25519", TLS: map[Protocol]*Negotiated{H1: &x25519, H2: &hybrid},
+		},
 		{Name: "caddy", Version: "2.6.2", PID: 12, Health: map[Protocol]error{H1: nil, H1C: nil, H2: nil, H3: errors.New("timeout")}},
 		{Name: "envoy", Version: "1.40.0"},
 	}

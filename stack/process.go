@@ -156,12 +156,12 @@ func procStat(pid int) (uint64, string, error) {
 
 // statFields splits /proc/<pid>/stat, whose second field (the command) may hold spaces.
 func statFields(s string) []string {
-	open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-	if open < 0 || close < open {
+	lp, rp := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if lp < 0 || rp < lp {
 		return nil
 	}
-	rest := strings.Fields(s[close+1:])
-	return append([]string{s[:open-1], s[open+1 : close]}, rest...)
+	rest := strings.Fields(s[rp+1:])
+	return append([]string{s[:lp-1], s[lp+1 : rp]}, rest...)
 }
 
 // Tail returns the last n lines of a log file, for error messages.

@@ -59,8 +59,10 @@ func TestCommandNeedsAdminPort(t *testing.T) {
 		{"admin port", Ports{TLS: 8441, H1C: 8081, Admin: 8090}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &Stack{Paths: Paths{RunDir: t.TempDir(), TargetsFile: "targets.json", CacheDir: t.TempDir()},
-				Config: &Config{Address: "127.0.0.1", Targets: map[string]Ports{"p": tc.ports}}}
+			s := &Stack{
+				Paths:  Paths{RunDir: t.TempDir(), TargetsFile: "targets.json", CacheDir: t.TempDir()},
+				Config: &Config{Address: "127.0.0.1", Targets: map[string]Ports{"p": tc.ports}},
+			}
 			_, err := s.command("p", d, Certs{})
 			if tc.want == "" {
 				if err != nil {

@@ -423,8 +423,10 @@ func TestWebSocketBadFrames(t *testing.T) {
 		{"continuation with nothing to continue", wsFrame(0x80, 5, hello, true), websocket.CloseProtocolError},
 		{"frame over the read limit", wsFrame(0x82, wsReadLimit+1, nil, true), websocket.CloseMessageTooBig},
 		{"frame of 1 TiB", wsFrame(0x82, 1<<40, nil, true), websocket.CloseMessageTooBig},
-		{"message over the read limit in two frames",
-			append(wsFrame(0x02, 1000, pattern(1000), true), wsFrame(0x80, wsReadLimit-999, nil, true)...), websocket.CloseMessageTooBig},
+		{
+			"message over the read limit in two frames",
+			append(wsFrame(0x02, 1000, pattern(1000), true), wsFrame(0x80, wsReadLimit-999, nil, true)...), websocket.CloseMessageTooBig,
+		},
 		{"length with the top bit set", wsFrame(0x82, 1<<63, nil, true), 0},
 		{"truncated frame", wsFrame(0x81, 5, hello, true)[:4], 0},
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// jsonDocSize is the /json size the README documents: scenarios check it.
+// jsonDocSize is the /json size upstream/README.md documents: scenarios check it.
 const jsonDocSize = 290
 
 func TestStaticRoutes(t *testing.T) {

@@ -2,16 +2,10 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"io"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -19,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proxybench/proxybench/extensions/localca"
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 )
@@ -39,7 +34,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// testCert is a throwaway self-signed bench.test certificate, written as PEM
+// testCert is a throwaway bench.test certificate and its CA, written as PEM
 // files for -cert and -key.
 type testCert struct {
 	certFile, keyFile string
@@ -48,51 +43,26 @@ type testCert struct {
 
 func newTestCert(t *testing.T) testCert {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	a, err := localca.New("upstream test CA", []string{testHost, "127.0.0.1"}, time.Hour, time.Hour)
 	if err != nil {
-		t.Fatalf("generating key: %v", err)
+		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: testHost},
-		DNSNames:              []string{testHost},
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	_, leafPEM, keyPEM, err := a.PEM()
 	if err != nil {
-		t.Fatalf("creating certificate: %v", err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatalf("parsing certificate: %v", err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatalf("marshalling key: %v", err)
+		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	tc := testCert{
 		certFile: filepath.Join(dir, "cert.pem"),
 		keyFile:  filepath.Join(dir, "key.pem"),
-		roots:    x509.NewCertPool(),
+		roots:    a.Pool(),
 	}
-	tc.roots.AddCert(cert)
-	writePEM(t, tc.certFile, "CERTIFICATE", der)
-	writePEM(t, tc.keyFile, "PRIVATE KEY", keyDER)
+	for path, data := range map[string][]byte{tc.certFile: leafPEM, tc.keyFile: keyPEM} {
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return tc
-}
-
-func writePEM(t *testing.T, path, kind string, der []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), 0o600); err != nil {
-		t.Fatalf("writing %s: %v", path, err)
-	}
 }
 
 // stack is a started upstream on 127.0.0.1:0, every listener: h3 on the TLS

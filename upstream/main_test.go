@@ -27,12 +27,24 @@ func TestParseFlags(t *testing.T) {
 		wantErr string // a substring; the flag at fault must be named
 	}{
 		{"defaults", nil, config{h1c: "127.0.0.1:9000", uploadLimit: 8388608, tlsMinVersion: "1.2", tlsTickets: true}, ""},
-		{"all", []string{"-h1c", "127.0.0.1:1", "-tls", "127.0.0.1:2", "-cert", "c.pem", "-key", "k.pem", "-upload-limit", "10"},
-			config{h1c: "127.0.0.1:1", tls: "127.0.0.1:2", h3: "127.0.0.1:2", cert: "c.pem", key: "k.pem", uploadLimit: 10, tlsMinVersion: "1.2", tlsTickets: true}, ""},
-		{"h3 elsewhere", []string{"-tls", "127.0.0.1:2", "-h3", "127.0.0.1:3", "-cert", "c", "-key", "k"},
-			config{h1c: "127.0.0.1:9000", tls: "127.0.0.1:2", h3: "127.0.0.1:3", cert: "c", key: "k", uploadLimit: 8388608, tlsMinVersion: "1.2", tlsTickets: true}, ""},
-		{"h3 off", []string{"-tls", "127.0.0.1:2", "-h3", "off", "-cert", "c", "-key", "k"},
-			config{h1c: "127.0.0.1:9000", tls: "127.0.0.1:2", cert: "c", key: "k", uploadLimit: 8388608, tlsMinVersion: "1.2", tlsTickets: true}, ""},
+		{
+			"all",
+			[]string{"-h1c", "127.0.0.1:1", "-tls", "127.0.0.1:2", "-cert", "c.pem", "-key", "k.pem", "-upload-limit", "10"},
+			config{h1c: "127.0.0.1:1", tls: "127.0.0.1:2", h3: "127.0.0.1:2", cert: "c.pem", key: "k.pem", uploadLimit: 10, tlsMinVersion: "1.2", tlsTickets: true},
+			"",
+		},
+		{
+			"h3 elsewhere",
+			[]string{"-tls", "127.0.0.1:2", "-h3", "127.0.0.1:3", "-cert", "c", "-key", "k"},
+			config{h1c: "127.0.0.1:9000", tls: "127.0.0.1:2", h3: "127.0.0.1:3", cert: "c", key: "k", uploadLimit: 8388608, tlsMinVersion: "1.2", tlsTickets: true},
+			"",
+		},
+		{
+			"h3 off",
+			[]string{"-tls", "127.0.0.1:2", "-h3", "off", "-cert", "c", "-key", "k"},
+			config{h1c: "127.0.0.1:9000", tls: "127.0.0.1:2", cert: "c", key: "k", uploadLimit: 8388608, tlsMinVersion: "1.2", tlsTickets: true},
+			"",
+		},
 		{"h3 off without tls", []string{"-h3", "off"}, config{h1c: "127.0.0.1:9000", uploadLimit: 8388608, tlsMinVersion: "1.2", tlsTickets: true}, ""},
 		{"h3 without tls", []string{"-h3", "127.0.0.1:3"}, config{}, "-h3 needs -tls"},
 		{"bad h3", []string{"-tls", "127.0.0.1:2", "-h3", "8443", "-cert", "c", "-key", "k"}, config{}, `-h3 "8443": want host:port`},
@@ -47,9 +59,15 @@ func TestParseFlags(t *testing.T) {
 		{"malformed limit", []string{"-upload-limit", "8MB"}, config{}, `invalid value "8MB" for flag -upload-limit`},
 		{"unknown flag", []string{"-h2c", "x"}, config{}, "flag provided but not defined: -h2c"},
 		{"positional", []string{"serve"}, config{}, `unexpected argument "serve"`},
-		{"tls profile", []string{"-tls", "127.0.0.1:2", "-cert", "c", "-key", "k", "-tls-min-version", "1.3", "-tls-group", "X25519MLKEM768", "-tls-tickets=false", "-udp-rcvbuf", "4194304"},
-			config{h1c: "127.0.0.1:9000", tls: "127.0.0.1:2", h3: "127.0.0.1:2", cert: "c", key: "k", uploadLimit: 8388608,
-				tlsMinVersion: "1.3", tlsGroup: "X25519MLKEM768", udpRcvBuf: 4 << 20}, ""},
+		{
+			"tls profile",
+			[]string{"-tls", "127.0.0.1:2", "-cert", "c", "-key", "k", "-tls-min-version", "1.3", "-tls-group", "X25519MLKEM768", "-tls-tickets=false", "-udp-rcvbuf", "4194304"},
+			config{
+				h1c: "127.0.0.1:9000", tls: "127.0.0.1:2", h3: "127.0.0.1:2", cert: "c", key: "k", uploadLimit: 8388608,
+				tlsMinVersion: "1.3", tlsGroup: "X25519MLKEM768", udpRcvBuf: 4 << 20,
+			},
+			"",
+		},
 		{"unknown tls version", []string{"-tls-min-version", "1.1"}, config{}, `-tls-min-version "1.1": want 1.2 or 1.3`},
 		{"unknown group", []string{"-tls-group", "x25519"}, config{}, `-tls-group "x25519": want one of P-256, P-384, X25519, X25519MLKEM768`},
 		{"negative rcvbuf", []string{"-udp-rcvbuf", "-1"}, config{}, "-udp-rcvbuf must be 0 or a positive number of bytes"},
@@ -108,16 +126,31 @@ func TestStartErrors(t *testing.T) {
 		cfg     config
 		wantErr []string
 	}{
-		{"h1c in use", config{h1c: busy, uploadLimit: 1},
-			[]string{"-h1c " + busy + " is already in use", "make down"}},
-		{"tls in use", config{h1c: "127.0.0.1:0", tls: busy, cert: tc.certFile, key: tc.keyFile, uploadLimit: 1},
-			[]string{"-tls " + busy + " is already in use", "make down"}},
-		{"h3 in use", config{h1c: "127.0.0.1:0", tls: "127.0.0.1:0", h3: busyUDP, cert: tc.certFile, key: tc.keyFile, uploadLimit: 1},
-			[]string{"-h3 " + busyUDP + " (UDP) is already in use", "make down"}},
-		{"missing cert", config{h1c: "127.0.0.1:0", tls: "127.0.0.1:0", cert: "/nonexistent/c.pem", key: tc.keyFile, uploadLimit: 1},
-			[]string{"-cert /nonexistent/c.pem", "no such file"}},
-		{"key is not a key", config{h1c: "127.0.0.1:0", tls: "127.0.0.1:0", cert: tc.certFile, key: tc.certFile, uploadLimit: 1},
-			[]string{"-key " + tc.certFile}},
+		{
+			"h1c in use",
+			config{h1c: busy, uploadLimit: 1},
+			[]string{"-h1c " + busy + " is already in use", "make down"},
+		},
+		{
+			"tls in use",
+			config{h1c: "127.0.0.1:0", tls: busy, cert: tc.certFile, key: tc.keyFile, uploadLimit: 1},
+			[]string{"-tls " + busy + " is already in use", "make down"},
+		},
+		{
+			"h3 in use",
+			config{h1c: "127.0.0.1:0", tls: "127.0.0.1:0", h3: busyUDP, cert: tc.certFile, key: tc.keyFile, uploadLimit: 1},
+			[]string{"-h3 " + busyUDP + " (UDP) is already in use", "make down"},
+		},
+		{
+			"missing cert",
+			config{h1c: "127.0.0.1:0", tls: "127.0.0.1:0", cert: "/nonexistent/c.pem", key: tc.keyFile, uploadLimit: 1},
+			[]string{"-cert /nonexistent/c.pem", "no such file"},
+		},
+		{
+			"key is not a key",
+			config{h1c: "127.0.0.1:0", tls: "127.0.0.1:0", cert: tc.certFile, key: tc.certFile, uploadLimit: 1},
+			[]string{"-key " + tc.certFile},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -179,7 +212,7 @@ func TestShutdownFinishesInFlight(t *testing.T) {
 			t.Fatalf("event %d during shutdown: %+v, %v", i, ev, err)
 		}
 	}
-	if _, err := readEvent(r); err != io.EOF {
+	if _, err := readEvent(r); !errors.Is(err, io.EOF) {
 		t.Errorf("after the last event: %v, want a clean end", err)
 	}
 	if err := <-stopped; err != nil {
@@ -215,7 +248,7 @@ func TestShutdownH3(t *testing.T) {
 			t.Fatalf("event %d during shutdown: %+v, %v", i, ev, err)
 		}
 	}
-	if _, err := readEvent(r); err != io.EOF {
+	if _, err := readEvent(r); !errors.Is(err, io.EOF) {
 		t.Errorf("after the last event: %v, want a clean end", err)
 	}
 	if err := <-stopped; err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -82,7 +83,7 @@ func TestSSE(t *testing.T) {
 				var prev int64
 				for i := 0; ; i++ {
 					ev, err := readEvent(r)
-					if err == io.EOF {
+					if errors.Is(err, io.EOF) {
 						if i != tt.count {
 							t.Errorf("got %d events, want %d", i, tt.count)
 						}

@@ -187,8 +187,8 @@ func TestUDPReceiveBuffer(t *testing.T) {
 	}
 	limit := want
 	if data, err := os.ReadFile("/proc/sys/net/core/rmem_max"); err == nil {
-		if max, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && max < limit {
-			limit = max
+		if rmemMax, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && rmemMax < limit {
+			limit = rmemMax
 		}
 	}
 	if got != 2*limit {

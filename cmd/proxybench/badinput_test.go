@@ -26,8 +26,10 @@ func badInputEnv(t *testing.T) {
 	t.Setenv("PROXYBENCH_RUN", t.TempDir())
 	t.Setenv("PROXYBENCH_CACHE", t.TempDir())
 	t.Setenv("RESULTS_DIR", t.TempDir())
-	for _, k := range append([]string{"SCENARIO", "TARGET", "TARGETS", "PROFILE", "PROTO", "PROTOS", "MODES", "RUNS",
-		"DASHBOARD", "RESTART", "PIN", "TESTID", "TLS_PROFILE", "PROXYBENCH_PROXIES", "TARGET_URL", "MODE", "SEGMENTS"}, append(durationKnobs, countKnobs...)...) {
+	for _, k := range append([]string{
+		"SCENARIO", "TARGET", "TARGETS", "PROFILE", "PROTO", "PROTOS", "MODES", "RUNS",
+		"DASHBOARD", "RESTART", "PIN", "TESTID", "TLS_PROFILE", "PROXYBENCH_PROXIES", "TARGET_URL", "MODE", "SEGMENTS",
+	}, append(durationKnobs, countKnobs...)...) {
 		t.Setenv(k, "")
 	}
 }
@@ -142,7 +144,8 @@ func TestGoodInputPassesBenchCheck(t *testing.T) {
 		{"TARGETS": "nginx, caddy,nginx", "PROTOS": "h2,h1c", "MODES": "reused", "RUNS": "3", "DASHBOARD": "yes", "RESTART": "0"},
 		{"DURATION": "1m30s", "WARMUP": "0", "CONNECTIONS": "64", "STREAMS": "10", "REQUESTS": "500", "FRESH_CONNECTIONS": "8", "SAMPLES": "50", "UPLOAD_BYTES": "262144"},
 		{"WARMUP": "500ms", "DURATION": " 10s ", "PROFILE": "stress"},
-		{"RUN_TIMEOUT": "0"}, {"RUN_TIMEOUT": "90s"},
+		{"RUN_TIMEOUT": "0"},
+		{"RUN_TIMEOUT": "90s"},
 	} {
 		for k, v := range env {
 			t.Setenv(k, v)
@@ -247,6 +250,13 @@ func mustCreate(t *testing.T, p string) *os.File {
 	return f
 }
 
+func mustWrite(t *testing.T, p, data string) {
+	t.Helper()
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // writeRun writes a minimal valid result file of reused-h1 against target.
 func writeRun(t *testing.T, dir, target string, rps float64) {
 	t.Helper()
@@ -271,12 +281,12 @@ func TestReportAndCompareSayWhatTheyLeaveOut(t *testing.T) {
 	for _, dir := range []string{a, b} {
 		writeRun(t, dir, "direct", 10000)
 		writeRun(t, dir, "nginx", 8000)
-		os.WriteFile(filepath.Join(dir, "k6-summary.json"), []byte(`{"metrics": {}, "root_group": {}}`), 0o644)
+		mustWrite(t, filepath.Join(dir, "k6-summary.json"), `{"metrics": {}, "root_group": {}}`)
 	}
 	truncated := filepath.Join(b, "reused-h1-caddy.json")
-	os.WriteFile(truncated, []byte("{\"schema\": 1, \"scenario\": \"reused-h1\", \"target\": \"caddy\",\n  \"latency_ms\": {\"p50\": 1"), 0o644)
+	mustWrite(t, truncated, "{\"schema\": 1, \"scenario\": \"reused-h1\", \"target\": \"caddy\",\n  \"latency_ms\": {\"p50\": 1")
 	other := filepath.Join(b, "reused-h1-envoy.json")
-	os.WriteFile(other, []byte(`{"schema": 2, "scenario": "reused-h1", "target": "envoy"}`), 0o644)
+	mustWrite(t, other, `{"schema": 2, "scenario": "reused-h1", "target": "envoy"}`)
 
 	stdout, stderr, err := captureOutput(t, func() error { return cmdReport(context.Background(), []string{b}) })
 	if err != nil {

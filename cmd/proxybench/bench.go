@@ -325,8 +325,10 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 		}
 	}()
 	st, r := h.st, h.r
-	b = &bench{stack: s, runner: r, testid: f.testid, dir: h.dir, served: h.sv, pids: map[string]int{},
-		dash: f.dashboard, restart: f.restart, influx: observe.ResourceWriterFromEnv()}
+	b = &bench{
+		stack: s, runner: r, testid: f.testid, dir: h.dir, served: h.sv, pids: map[string]int{},
+		dash: f.dashboard, restart: f.restart, influx: observe.ResourceWriterFromEnv(),
+	}
 	for n, t := range st.Targets {
 		b.pids[n] = t.PID
 	}

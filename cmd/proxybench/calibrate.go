@@ -120,8 +120,10 @@ func cmdCalibrate(ctx context.Context, args []string) (err error) {
 	runner.SetVsPeer(rows)
 	printCalibration(os.Stdout, rows, f)
 	path := filepath.Join(h.dir, "calibrate.json")
-	if err := stack.WriteJSON(path, map[string]any{"testid": f.testid, "seconds": f.seconds, "connections": f.connections,
-		"streams": f.streams, "rounds": f.rounds, "runs": rows}); err != nil {
+	if err := stack.WriteJSON(path, map[string]any{
+		"testid": f.testid, "seconds": f.seconds, "connections": f.connections,
+		"streams": f.streams, "rounds": f.rounds, "runs": rows,
+	}); err != nil {
 		return err
 	}
 	fmt.Printf("\ncalibrate: %s\n", path)
@@ -147,8 +149,10 @@ func calibrationLoad(c *stack.Config, t, proto string, conns, streams, seconds i
 	if proto == "h1c" {
 		port = c.Targets[t].H1C
 	}
-	return runner.PeerLoad{Addr: c.Address, Host: c.Hostname, Port: port, Route: "/",
-		Connections: conns, Streams: streams, Duration: time.Duration(seconds) * time.Second}
+	return runner.PeerLoad{
+		Addr: c.Address, Host: c.Hostname, Port: port, Route: "/",
+		Connections: conns, Streams: streams, Duration: time.Duration(seconds) * time.Second,
+	}
 }
 
 // peersInstalled tells whether calibrate's native peers can run, else says how to install them.

@@ -226,7 +226,7 @@ func cloudArgs(environ []string, set map[string]string, extra []string, script s
 	var env []string
 	for _, kv := range environ {
 		k, v, _ := strings.Cut(kv, "=")
-		if _, over := set[k]; !over && !slices.Contains(runner.LocalEnv, k) && !(k == "TARGET" && v == "all") {
+		if _, over := set[k]; !over && !slices.Contains(runner.LocalEnv, k) && (k != "TARGET" || v != "all") {
 			env = append(env, kv)
 		}
 	}

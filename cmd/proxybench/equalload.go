@@ -27,8 +27,10 @@ func (b *bench) equalLoadJobs(f *benchFlags, names []string, rates map[string]in
 				if b.served.missing[t] != "" || !slices.Contains(b.served.protocols[t], p) {
 					continue
 				}
-				jobs = append(jobs, runner.Job{Scenario: runner.EqualLoad.Scenario, Target: t, Proto: p, Run: run,
-					Env: []string{"RATE=" + strconv.Itoa(rate)}})
+				jobs = append(jobs, runner.Job{
+					Scenario: runner.EqualLoad.Scenario, Target: t, Proto: p, Run: run,
+					Env: []string{"RATE=" + strconv.Itoa(rate)},
+				})
 			}
 		}
 	}

@@ -160,10 +160,18 @@ func TestK8sArgsRepeatTheScriptsTags(t *testing.T) {
 		want   string
 		err    string
 	}{
-		{"tags sorted", map[string]string{"testid": "t1", "mode": "reused", "target": "nginx"}, "",
-			"--tag mode=reused --tag target=nginx --tag testid=t1", ""},
-		{"with the output", map[string]string{"testid": "t1"}, "http://influx.example:8086/k6?mode=raw&pushInterval=2s",
-			"--tag testid=t1 --out proxybench-influxdb=http://influx.example:8086/k6?mode=raw&pushInterval=2s", ""},
+		{
+			"tags sorted",
+			map[string]string{"testid": "t1", "mode": "reused", "target": "nginx"},
+			"",
+			"--tag mode=reused --tag target=nginx --tag testid=t1", "",
+		},
+		{
+			"with the output",
+			map[string]string{"testid": "t1"},
+			"http://influx.example:8086/k6?mode=raw&pushInterval=2s",
+			"--tag testid=t1 --out proxybench-influxdb=http://influx.example:8086/k6?mode=raw&pushInterval=2s", "",
+		},
 		{"no tags", nil, "", "", ""},
 		{"a tag the shell would read", map[string]string{"target": "a;rm"}, "", "", "the script's tag target="},
 		{"a tag with a space", map[string]string{"target": "a b"}, "", "", "the script's tag target="},
@@ -350,8 +358,11 @@ func TestK8sRunnerEnv(t *testing.T) {
 		set  map[string]string
 		want map[string]string // "" is absent
 	}{
-		{"split", map[string]string{"PARALLELISM": "3", "TARGETS_FILE": "/here/targets.json", "PWD": "/here", "SUMMARY_JSON": "/here/r.json", "STREAMS": "8"},
-			map[string]string{"SEGMENTS": "3", "TARGETS_FILE": "", "PWD": "", "SUMMARY_JSON": podSummary, "STREAMS": "8", "GODEBUG": ""}},
+		{
+			"split",
+			map[string]string{"PARALLELISM": "3", "TARGETS_FILE": "/here/targets.json", "PWD": "/here", "SUMMARY_JSON": "/here/r.json", "STREAMS": "8"},
+			map[string]string{"SEGMENTS": "3", "TARGETS_FILE": "", "PWD": "", "SUMMARY_JSON": podSummary, "STREAMS": "8", "GODEBUG": ""},
+		},
 		{"one runner", map[string]string{"PARALLELISM": "1"}, map[string]string{"SEGMENTS": ""}},
 		{"h1 over TLS", map[string]string{"SCENARIO": "fresh-h1", "GODEBUG": "tlsmlkem=0"}, map[string]string{"GODEBUG": "tlsmlkem=0,http2client=0"}},
 		{"a probe over h1", map[string]string{"SCENARIO": "json", "PROTO": "h1", "PARALLELISM": "1"}, map[string]string{"GODEBUG": "http2client=0", "PROTO": "h1"}},
@@ -380,8 +391,10 @@ func TestK8sRunnerEnv(t *testing.T) {
 
 func TestK6MessageIsTheScripts(t *testing.T) {
 	for _, tc := range []struct{ stderr, want string }{
-		{`time="2026-11-24T07:25:18Z" level=error msg="Error: TARGET_URL http://a:1 is http:// and h2 is https://: give the target's TLS listener\n\tat origin (file:///x/targets.js:141:13(49))\n" hint="script exception" source=stacktrace`,
-			"TARGET_URL http://a:1 is http:// and h2 is https://: give the target's TLS listener"},
+		{
+			`time="2026-11-24T07:25:18Z" level=error msg="Error: TARGET_URL http://a:1 is http:// and h2 is https://: give the target's TLS listener\n\tat origin (file:///x/targets.js:141:13(49))\n" hint="script exception" source=stacktrace`,
+			"TARGET_URL http://a:1 is http:// and h2 is https://: give the target's TLS listener",
+		},
 		{`level=error msg="a \"quoted\" word"` + "\n" + `level=error msg="second"`, `a "quoted" word; second`},
 		{"not logfmt at all\n", "not logfmt at all"},
 	} {

@@ -50,11 +50,11 @@ func cmdCompare(_ context.Context, args []string) error {
 	}
 	a, err := report.Build(args[0])
 	if err != nil {
-		return fmt.Errorf("A: %w", err)
+		return fmt.Errorf("A: %w", err) //nolint:staticcheck // A and B are the make variables (make compare A=… B=…)
 	}
 	b, err := report.Build(args[1])
 	if err != nil {
-		return fmt.Errorf("B: %w", err)
+		return fmt.Errorf("B: %w", err) //nolint:staticcheck // idem
 	}
 	if err := report.PrintCompare(os.Stdout, a, b, report.Compare(a, b)); err != nil {
 		return err

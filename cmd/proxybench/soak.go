@@ -243,9 +243,11 @@ func cmdSoak(ctx context.Context, args []string) (err error) {
 		procs = append(procs, &soakProc{Role: roleTarget, Name: f.target, PID: st.Targets[f.target].PID})
 	}
 	procs = append(procs, &soakProc{Role: roleUpstream, Name: stack.Direct, PID: st.Targets[stack.Direct].PID})
-	rep := &soakReport{Schema: soakSchema, TestID: f.testid, Target: f.target, Proto: f.proto, Scenario: job.Scenario,
+	rep := &soakReport{
+		Schema: soakSchema, TestID: f.testid, Target: f.target, Proto: f.proto, Scenario: job.Scenario,
 		Profile: "stress", Minutes: f.minutes, IntervalS: f.interval.Seconds(), Started: time.Now(), Processes: procs,
-		Bounds: soakBoundsDoc(), Result: resultPath}
+		Bounds: soakBoundsDoc(), Result: resultPath,
+	}
 	fmt.Fprintf(os.Stderr, "soak %s: %s against %s for %s minutes (stress profile), RSS and open files every %v\n",
 		f.testid, job.Scenario, f.target, strconv.FormatFloat(f.minutes, 'f', -1, 64), f.interval)
 

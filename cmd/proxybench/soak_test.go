@@ -152,24 +152,42 @@ func TestJudgeSoak(t *testing.T) {
 		fds  map[string]func(float64) int
 		fail []string // role/metric that fail; none: every one passes
 	}{
-		{"flat passes",
+		{
+			"flat passes",
 			map[string]func(float64) float64{roleK6: flat(100), roleTarget: flat(20), roleUpstream: flat(15)},
-			map[string]func(float64) int{roleK6: flatFD(110), roleTarget: flatFD(220), roleUpstream: flatFD(30)}, nil},
-		{"noise passes",
+			map[string]func(float64) int{roleK6: flatFD(110), roleTarget: flatFD(220), roleUpstream: flatFD(30)},
+			nil,
+		},
+		{
+			"noise passes",
 			map[string]func(float64) float64{roleK6: noisy(100), roleTarget: noisy(20), roleUpstream: noisy(15)},
-			map[string]func(float64) int{roleK6: fdNoise(110), roleTarget: fdNoise(220), roleUpstream: fdNoise(30)}, nil},
-		{"k6's trend storage passes",
+			map[string]func(float64) int{roleK6: fdNoise(110), roleTarget: fdNoise(220), roleUpstream: fdNoise(30)},
+			nil,
+		},
+		{
+			"k6's trend storage passes",
 			map[string]func(float64) float64{roleK6: k6Trend, roleTarget: flat(20), roleUpstream: flat(15)},
-			map[string]func(float64) int{roleK6: flatFD(110), roleTarget: flatFD(220), roleUpstream: flatFD(30)}, nil},
-		{"a target leaking 64 bytes a request fails",
+			map[string]func(float64) int{roleK6: flatFD(110), roleTarget: flatFD(220), roleUpstream: flatFD(30)},
+			nil,
+		},
+		{
+			"a target leaking 64 bytes a request fails",
 			map[string]func(float64) float64{roleK6: flat(100), roleTarget: leak(64), roleUpstream: flat(15)},
-			map[string]func(float64) int{roleK6: flatFD(110), roleTarget: flatFD(220), roleUpstream: flatFD(30)}, []string{"target/rss_mib"}},
-		{"k6 leaking beyond its trend storage fails",
+			map[string]func(float64) int{roleK6: flatFD(110), roleTarget: flatFD(220), roleUpstream: flatFD(30)},
+			[]string{"target/rss_mib"},
+		},
+		{
+			"k6 leaking beyond its trend storage fails",
 			map[string]func(float64) float64{roleK6: func(t float64) float64 { return k6Trend(t) + leak(150)(t) }, roleTarget: flat(20), roleUpstream: flat(15)},
-			map[string]func(float64) int{roleK6: flatFD(110), roleTarget: flatFD(220), roleUpstream: flatFD(30)}, []string{"k6/rss_mib"}},
-		{"an upstream leaking descriptors fails",
+			map[string]func(float64) int{roleK6: flatFD(110), roleTarget: flatFD(220), roleUpstream: flatFD(30)},
+			[]string{"k6/rss_mib"},
+		},
+		{
+			"an upstream leaking descriptors fails",
 			map[string]func(float64) float64{roleK6: flat(100), roleTarget: flat(20), roleUpstream: flat(15)},
-			map[string]func(float64) int{roleK6: flatFD(110), roleTarget: flatFD(220), roleUpstream: func(t float64) int { return 30 + int(t/10) }}, []string{"upstream/fds"}},
+			map[string]func(float64) int{roleK6: flatFD(110), roleTarget: flatFD(220), roleUpstream: func(t float64) int { return 30 + int(t/10) }},
+			[]string{"upstream/fds"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

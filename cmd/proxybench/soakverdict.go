@@ -94,14 +94,18 @@ func soakBounds(role string, baselineRSSMiB, requests float64) (rss, fds soakBou
 	fds = soakBound{Metric: "fds", Rule: fmt.Sprintf("+%d descriptors", fdSlack), Allowed: fdSlack}
 	if role == roleK6 {
 		m := requests / 1e6
-		rss = soakBound{Metric: "rss_mib",
+		rss = soakBound{
+			Metric:  "rss_mib",
 			Rule:    fmt.Sprintf("+%.0f MiB + %.0f MiB per million requests (%.2f M)", k6SlackMiB, k6MiBPerMillion, m),
-			Allowed: k6SlackMiB + k6MiBPerMillion*m}
+			Allowed: k6SlackMiB + k6MiBPerMillion*m,
+		}
 		return rss, fds
 	}
-	rss = soakBound{Metric: "rss_mib",
+	rss = soakBound{
+		Metric:  "rss_mib",
 		Rule:    fmt.Sprintf("+%.0f MiB + %.0f%% of the baseline", procRSSSlackMiB, procRSSGrowth*100),
-		Allowed: procRSSSlackMiB + procRSSGrowth*baselineRSSMiB}
+		Allowed: procRSSSlackMiB + procRSSGrowth*baselineRSSMiB,
+	}
 	return rss, fds
 }
 

@@ -1,3 +1,5 @@
+// Package histogram is a log-linear histogram of float64 values and its JSON form: what a k6
+// instance writes (histout, the InfluxDB output) and another process merges (runner).
 package histogram
 
 import "math"
@@ -20,6 +22,7 @@ type Histogram struct {
 }
 
 const (
+	// SubBits is the number of buckets per power of two, as a power of two: 2^SubBits.
 	SubBits = 8
 	shift   = 52 - SubBits
 	// RelErr is the largest relative error of a quantile against the exact one of the same

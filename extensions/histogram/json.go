@@ -64,7 +64,7 @@ func (h *Histogram) UnmarshalJSON(data []byte) error {
 			}
 		}
 	}
-	var n uint64 = h.zeros
+	n := h.zeros
 	for _, b := range []buckets{h.pos, h.neg} {
 		for _, c := range b.counts {
 			n += c

@@ -121,11 +121,15 @@ func TestBatchErrors(t *testing.T) {
 		{"no argument", `http3.batch()`, "http3.batch() accepts only an array or an object of requests", false},
 		{"two arguments", `http3.batch([], [])`, "http3.batch() accepts only an array or an object of requests", false},
 		{"a string", `http3.batch("BASE/")`, "http3.batch() accepts only an array or an object of requests", false},
-		{"an array request too short", `http3.batch([["GET"]])`,
-			"http3.batch() request 0: an array request needs at least [method, url]", true},
+		{
+			"an array request too short", `http3.batch([["GET"]])`,
+			"http3.batch() request 0: an array request needs at least [method, url]", true,
+		},
 		{"an object request without url", `http3.batch({a: {method: "GET"}})`, "http3.batch() request a has no url", true},
-		{"a request error with params.throw", `http3.batch([["GET", "BASE/slow?d=2s", null, {timeout: "100ms", throw: true}]])`,
-			"request timeout", false},
+		{
+			"a request error with params.throw", `http3.batch([["GET", "BASE/slow?d=2s", null, {timeout: "100ms", throw: true}]])`,
+			"request timeout", false,
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

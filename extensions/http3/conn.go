@@ -70,7 +70,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if rt.state.Options.NoConnectionReuse.Bool {
 		return rt.pool.roundTripFresh(rt.state, req)
 	}
-	tr, err := rt.pool.transport(rt.state, rt.iter, rt.state.Options.NoVUConnectionReuse.Bool)
+	tr, err := rt.pool.transport(rt.iter, rt.state, rt.state.Options.NoVUConnectionReuse.Bool)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func (p *pool) roundTripFresh(state *lib.State, req *http.Request) (*http.Respon
 // transport returns the transport for reused connections, creating it on the
 // first request (and, with perIteration, on the first request of each
 // iteration, closing it when that iteration ends).
-func (p *pool) transport(state *lib.State, iter context.Context, perIteration bool) (*http3.Transport, error) {
+func (p *pool) transport(iter context.Context, state *lib.State, perIteration bool) (*http3.Transport, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.shared != nil && (!perIteration || p.sharedIter == iter) {

@@ -173,9 +173,11 @@ func TestTLSConfig(t *testing.T) {
 		wantErr string
 	}{
 		{"no TLS config", &lib.State{}, ""},
-		{"k6's", &lib.State{TLSConfig: &tls.Config{RootCAs: ca.Pool, InsecureSkipVerify: true}}, ""}, //nolint:gosec
-		{"tlsVersion max 1.2", &lib.State{TLSConfig: &tls.Config{MaxVersion: tls.VersionTLS12}},
-			"http3: the tlsVersion option allows at most TLS 1.2, but QUIC needs TLS 1.3"},
+		{"k6's", &lib.State{TLSConfig: &tls.Config{RootCAs: ca.Pool, InsecureSkipVerify: true}}, ""}, //nolint:gosec // what the test is about
+		{
+			"tlsVersion max 1.2", &lib.State{TLSConfig: &tls.Config{MaxVersion: tls.VersionTLS12}},
+			"http3: the tlsVersion option allows at most TLS 1.2, but QUIC needs TLS 1.3",
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -201,7 +201,7 @@ func deadUDPPort(t testing.TB) int {
 	t.Helper()
 	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	require.NoError(t, err)
-	port := c.LocalAddr().(*net.UDPAddr).Port //nolint:forcetypeassert
+	port := c.LocalAddr().(*net.UDPAddr).Port //nolint:forcetypeassert // a UDP socket
 	require.NoError(t, c.Close())
 	return port
 }
@@ -215,7 +215,7 @@ func (e *testEnv) newIteration(t testing.TB) {
 	t.Cleanup(cancel)
 	e.rt.VU.CtxField = ctx
 	if c, ok := prevCancels.LoadAndDelete(prev); ok {
-		c.(context.CancelFunc)() //nolint:forcetypeassert
+		c.(context.CancelFunc)() //nolint:forcetypeassert // prevCancels holds nothing else
 	}
 	prevCancels.Store(ctx, cancel)
 }

@@ -122,18 +122,26 @@ func TestParseRequestErrors(t *testing.T) {
 	t.Parallel()
 
 	tests := []struct{ name, url, body, params, err string }{
-		{"http URL", "http://bench.test/", "", "",
-			`http3.test() needs an https:// URL (HTTP/3 runs over QUIC and TLS), got "http://bench.test/"`},
+		{
+			"http URL", "http://bench.test/", "", "",
+			`http3.test() needs an https:// URL (HTTP/3 runs over QUIC and TLS), got "http://bench.test/"`,
+		},
 		{"bad URL", "https://[::1", "", "", "http3.test(): "},
-		{"unknown param", "https://bench.test/", "", `{auth: "digest"}`,
-			"http3.test() does not support params.auth (supported: headers, redirects, responseType, tags, throw, timeout)"},
+		{
+			"unknown param", "https://bench.test/", "", `{auth: "digest"}`,
+			"http3.test() does not support params.auth (supported: headers, redirects, responseType, tags, throw, timeout)",
+		},
 		{"bad timeout", "https://bench.test/", "", `{timeout: "soon"}`, "http3.test(): invalid params.timeout"},
 		{"negative timeout", "https://bench.test/", "", `{timeout: -1}`, "http3.test(): params.timeout must be positive"},
-		{"bad responseType", "https://bench.test/", "", `{responseType: "json"}`,
-			`http3.test(): invalid params.responseType "json" (use "text", "binary" or "none")`},
+		{
+			"bad responseType", "https://bench.test/", "", `{responseType: "json"}`,
+			`http3.test(): invalid params.responseType "json" (use "text", "binary" or "none")`,
+		},
 		{"bad tags", "https://bench.test/", "", `{tags: {a: {b: 1}}}`, "http3.test(): invalid params.tags"},
-		{"bad body", "https://bench.test/", "42", "",
-			"http3.test(): unsupported request body type int64 (use a string, an ArrayBuffer or an object)"},
+		{
+			"bad body", "https://bench.test/", "42", "",
+			"http3.test(): unsupported request body type int64 (use a string, an ArrayBuffer or an object)",
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

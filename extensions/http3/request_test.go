@@ -183,8 +183,10 @@ func TestRequestThrow(t *testing.T) {
 		{"option throw on a timeout", `http3.get("BASE/slow?d=3s", {timeout: "100ms"})`, true, "request timeout"},
 		{"option throw on a bad URL", `http3.get("http://bench.test/")`, true, "http3.get() needs an https:// URL"},
 		{"option throw on a bad param", `http3.get("BASE/", {timeout: "soon"})`, true, "http3.get(): invalid params.timeout"},
-		{"bad responseType", `http3.get("BASE/", {responseType: "xml"})`, true,
-			`http3.get(): invalid params.responseType "xml" (use "text", "binary" or "none")`},
+		{
+			"bad responseType", `http3.get("BASE/", {responseType: "xml"})`, true,
+			`http3.get(): invalid params.responseType "xml" (use "text", "binary" or "none")`,
+		},
 		{"params.throw false overrides the option", `http3.get("BASE/slow?d=3s", {timeout: "100ms", throw: false})`, true, ""},
 	}
 	for _, tc := range tests {
@@ -219,7 +221,7 @@ func TestRequestErrors(t *testing.T) {
 	}{
 		{
 			name:      "nothing listens on the UDP port, request timeout first",
-			url:       func(e *testEnv) string { return fmt.Sprintf("https://%s:%d/", benchHost, deadUDPPort(t)) },
+			url:       func(_ *testEnv) string { return fmt.Sprintf("https://%s:%d/", benchHost, deadUDPPort(t)) },
 			params:    `{timeout: "1s"}`,
 			errorCode: 1050,
 			error:     "request timeout",
@@ -227,7 +229,7 @@ func TestRequestErrors(t *testing.T) {
 		},
 		{
 			name:      "nothing listens on the UDP port, handshake timeout first",
-			url:       func(e *testEnv) string { return fmt.Sprintf("https://%s:%d/", benchHost, deadUDPPort(t)) },
+			url:       func(_ *testEnv) string { return fmt.Sprintf("https://%s:%d/", benchHost, deadUDPPort(t)) },
 			params:    `{timeout: "20s"}`,
 			errorCode: 1211,
 			error:     "dial: i/o timeout",
@@ -255,7 +257,7 @@ func TestRequestErrors(t *testing.T) {
 			url:  func(e *testEnv) string { return fmt.Sprintf("https://other.test:%d/", e.srv.Addr.Port) },
 			opts: []stateOption{func(s *lib.State) {
 				hosts, _ := types.NewHosts(map[string]types.Host{"other.test": {IP: net.ParseIP("127.0.0.1")}})
-				s.Dialer.(*netext.Dialer).Hosts = hosts //nolint:forcetypeassert
+				s.Dialer.(*netext.Dialer).Hosts = hosts //nolint:forcetypeassert // the test's state has k6's dialer
 			}},
 			errorCode: 1311,
 			error:     "x509: certificate doesn't match hostname",
@@ -276,7 +278,7 @@ func TestRequestErrors(t *testing.T) {
 			url:  func(e *testEnv) string { return e.base + "/" },
 			opts: []stateOption{func(s *lib.State) {
 				_, ipNet, _ := net.ParseCIDR("127.0.0.0/8")
-				s.Dialer.(*netext.Dialer).Blacklist = []*lib.IPNet{{IPNet: *ipNet}} //nolint:forcetypeassert
+				s.Dialer.(*netext.Dialer).Blacklist = []*lib.IPNet{{IPNet: *ipNet}} //nolint:forcetypeassert // idem
 			}},
 			errorCode: 1110,
 			error:     "ip is blacklisted",
@@ -392,7 +394,7 @@ func BenchmarkGetQuicGo(b *testing.B) {
 	client := &http.Client{Transport: tr}
 	url := fmt.Sprintf("https://127.0.0.1:%d/", srv.Addr.Port)
 	get := func() {
-		resp, err := client.Get(url) //nolint:noctx
+		resp, err := client.Get(url) //nolint:noctx // a benchmark loop, never cancelled
 		if err != nil {
 			b.Fatal(err)
 		}

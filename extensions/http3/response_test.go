@@ -27,8 +27,10 @@ func TestResponse(t *testing.T) {
 			return b instanceof ArrayBuffer && Array.from(new Uint8Array(b)).join(","); })()`, "0,1,2,254,255"},
 		{"binary json()", `http3.get("BASE/json", {responseType: "binary"}).json().n`, 3.0},
 		{"text body", `typeof http3.get("BASE/").body`, "string"},
-		{"timings keys", `Object.keys(http3.get("BASE/").timings).sort().join(",")`,
-			"blocked,connecting,duration,looking_up,receiving,sending,tls_handshaking,waiting"},
+		{
+			"timings keys", `Object.keys(http3.get("BASE/").timings).sort().join(",")`,
+			"blocked,connecting,duration,looking_up,receiving,sending,tls_handshaking,waiting",
+		},
 		{"a failed request has a null body", `http3.get("BASE/slow?d=2s", {timeout: "50ms"}).body`, nil},
 	}
 	for _, tc := range tests {

@@ -132,8 +132,10 @@ func TestAggregateKnownInputs(t *testing.T) {
 		assert.InDelta(t, want, d[f], histogram.RelErr*want, f)
 	}
 	d502 := find(pts, "http_req_duration", aggInterval, map[string]string{"status": "502"})[0].fields
-	assert.Equal(t, map[string]float64{"count": 4, "sum": 2000, "min": 500, "max": 500, "mean": 500,
-		"p50": 500, "p90": 500, "p95": 500, "p99": 500, "p999": 500}, d502)
+	assert.Equal(t, map[string]float64{
+		"count": 4, "sum": 2000, "min": 500, "max": 500, "mean": 500,
+		"p50": 500, "p90": 500, "p95": 500, "p99": 500, "p999": 500,
+	}, d502)
 
 	f502 := find(pts, "http_req_failed", aggInterval, map[string]string{"status": "502"})[0].fields
 	assert.Equal(t, map[string]float64{"count": 4, "sum": 4, "rate": 1}, f502)

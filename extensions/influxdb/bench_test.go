@@ -21,10 +21,14 @@ func requestSamples(s *sampler) []metrics.SampleContainer {
 		typ  metrics.MetricType
 		v    float64
 	}{
-		{"http_reqs", metrics.Counter, 1}, {"http_req_duration", metrics.Trend, 0.41},
-		{"http_req_blocked", metrics.Trend, 0.002}, {"http_req_connecting", metrics.Trend, 0},
-		{"http_req_tls_handshaking", metrics.Trend, 0}, {"http_req_sending", metrics.Trend, 0.01},
-		{"http_req_waiting", metrics.Trend, 0.35}, {"http_req_receiving", metrics.Trend, 0.05},
+		{"http_reqs", metrics.Counter, 1},
+		{"http_req_duration", metrics.Trend, 0.41},
+		{"http_req_blocked", metrics.Trend, 0.002},
+		{"http_req_connecting", metrics.Trend, 0},
+		{"http_req_tls_handshaking", metrics.Trend, 0},
+		{"http_req_sending", metrics.Trend, 0.01},
+		{"http_req_waiting", metrics.Trend, 0.35},
+		{"http_req_receiving", metrics.Trend, 0.05},
 		{"http_req_failed", metrics.Rate, 0},
 	} {
 		http = append(http, sample(s.metric(m.name, m.typ), tags, now, m.v))

@@ -83,8 +83,10 @@ func TestConfigErrors(t *testing.T) {
 		{name: "bad URL value", url: "http://x:1/k6?concurrentWrites=many", want: "concurrentWrites"},
 		{name: "bad env value", env: map[string]string{"K6_INFLUXDB_QUEUE_LIMIT": "lots"}, want: "K6_INFLUXDB_QUEUE_LIMIT"},
 		{name: "mode", env: map[string]string{"K6_INFLUXDB_MODE": "sampled"}, want: "K6_INFLUXDB_MODE must be aggregate or raw"},
-		{name: "fractional interval when aggregating", env: map[string]string{"K6_INFLUXDB_PUSH_INTERVAL": "1500ms"},
-			want: "whole number of seconds"},
+		{
+			name: "fractional interval when aggregating", env: map[string]string{"K6_INFLUXDB_PUSH_INTERVAL": "1500ms"},
+			want: "whole number of seconds",
+		},
 		{name: "zero interval", env: map[string]string{"K6_INFLUXDB_PUSH_INTERVAL": "0s"}, want: "must be positive"},
 		{name: "writes", env: map[string]string{"K6_INFLUXDB_CONCURRENT_WRITES": "0"}, want: "K6_INFLUXDB_CONCURRENT_WRITES"},
 		{name: "queue", env: map[string]string{"K6_INFLUXDB_QUEUE_LIMIT": "0"}, want: "K6_INFLUXDB_QUEUE_LIMIT"},

@@ -126,8 +126,10 @@ func TestDashboardsShowSplitRunAsOne(t *testing.T) {
 
 	from, to := base.Add(-time.Minute), time.Now().Add(time.Minute)
 	vars := func(testid, target string) map[string][]string {
-		return map[string][]string{"testid": {testid}, "target": {target}, "mode": {"reused", "probe"},
-			"proto": {"HTTP/1.1", "HTTP/2.0"}}
+		return map[string][]string{
+			"testid": {testid}, "target": {target}, "mode": {"reused", "probe"},
+			"proto": {"HTTP/1.1", "HTTP/2.0"},
+		}
 	}
 	checked, above := 0, 0
 	for _, d := range loadDashboards(t) {

@@ -89,7 +89,8 @@ func influxAddr(t testing.TB) string {
 			influx.err = err
 			return
 		}
-		dir, err := os.MkdirTemp("", "influxd-test-")
+		// one influxd for the whole package, removed by TestMain: not the first test's t.TempDir()
+		dir, err := os.MkdirTemp("", "influxd-test-") //nolint:usetesting // outlives the test that starts it
 		if err != nil {
 			influx.err = err
 			return

@@ -94,7 +94,7 @@ func (e *encoder) cdf(name, tags string, h *histogram.Histogram, ts int64) {
 	below := 0.0
 	for r, n := range rows {
 		var lo, hi float64
-		le := ""
+		var le string
 		switch r {
 		case 0:
 			lo, hi, le = math.Inf(-1), cdfFloor, formatBound(cdfFloor)

@@ -233,7 +233,7 @@ func (w *writer) write(body []byte) error {
 	if err != nil {
 		return fmt.Errorf("InfluxDB unreachable: %w", err)
 	}
-	defer resp.Body.Close() //nolint:errcheck // read-only
+	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("InfluxDB refused the write: %s: %s", resp.Status, strings.TrimSpace(string(msg)))
@@ -249,7 +249,7 @@ func (w *writer) ping() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer resp.Body.Close() //nolint:errcheck // read-only
+	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, resp.Body)
 	if resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("GET /ping: %s", resp.Status)
@@ -268,7 +268,7 @@ func (w *writer) createDatabase(bucket string) error {
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close() //nolint:errcheck // read-only
+	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
 	if resp.StatusCode/100 != 2 || bytes.Contains(msg, []byte(`"error"`)) {
 		return fmt.Errorf("CREATE DATABASE %s: %s: %s", db, resp.Status, strings.TrimSpace(string(msg)))

@@ -49,7 +49,7 @@ func readAnswer(br *bufio.Reader) (answer, error) {
 			n, err = io.Copy(io.Discard, br)
 			a.bytes, a.close = int(n), true
 		}
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
 		return a, err
@@ -151,7 +151,7 @@ func readChunked(br *bufio.Reader) (int, error) {
 // valid until the next read.
 func readLine(br *bufio.Reader) ([]byte, error) {
 	line, err := br.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
+	if errors.Is(err, bufio.ErrBufferFull) {
 		return nil, fmt.Errorf("%w: a line longer than %d bytes", errMalformed, br.Size())
 	}
 	if err != nil {

@@ -78,7 +78,7 @@ func (e *testEnv) run(t testing.TB, js string) sobek.Value {
 
 // tally is what the samples say, summed as k6's sinks sum them.
 type tally struct {
-	reqs, reqsByStatus       map[string]float64 // http_reqs by status tag
+	reqsByStatus             map[string]float64 // http_reqs by status tag
 	durations, waits, checks int
 	checksPassed, failed     float64
 	newConns, late           float64

@@ -131,7 +131,10 @@ func TestRunH2Streams(t *testing.T) {
 			var now, peak atomic.Int32
 			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				n := now.Add(1)
-				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+				for p := peak.Load(); n > p; p = peak.Load() {
+					if peak.CompareAndSwap(p, n) {
+						break
+					}
 				}
 				time.Sleep(5 * time.Millisecond)
 				now.Add(-1)

@@ -3,6 +3,7 @@ package sse
 import (
 	"compress/gzip"
 	"compress/zlib"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -80,7 +81,7 @@ func newDecoder(body io.Reader, codings []string) (*decoder, error) {
 // Read implements io.Reader, naming the coding of a body that does not decode.
 func (d *decoder) Read(p []byte) (int, error) {
 	n, err := d.Reader.Read(p)
-	if err != nil && err != io.EOF {
+	if err != nil && !errors.Is(err, io.EOF) {
 		err = fmt.Errorf("decoding the response body (Content-Encoding): %w", err)
 	}
 	return n, err
@@ -93,7 +94,7 @@ func (d *decoder) close() {
 }
 
 func decodeErr(coding string, err error) error {
-	if err == io.EOF {
+	if errors.Is(err, io.EOF) {
 		return io.EOF // an empty body is empty in every coding
 	}
 	return fmt.Errorf("decoding the response body (Content-Encoding %s): %w", coding, err)

@@ -38,7 +38,7 @@ func newH3Server(t *testing.T, h http.Handler) *h3Server {
 	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	require.NoError(t, err)
 	s := &h3Server{
-		url:   fmt.Sprintf("https://127.0.0.1:%d", conn.LocalAddr().(*net.UDPAddr).Port), //nolint:forcetypeassert
+		url:   fmt.Sprintf("https://127.0.0.1:%d", conn.LocalAddr().(*net.UDPAddr).Port), //nolint:forcetypeassert // a UDP socket
 		roots: roots,
 	}
 	srv := &http3.Server{
@@ -78,7 +78,7 @@ func TestHTTP3(t *testing.T) {
 				time.Sleep(150 * time.Millisecond)
 			}
 			_, _ = w.Write([]byte("0123456789"))
-			w.(http.Flusher).Flush() //nolint:forcetypeassert
+			w.(http.Flusher).Flush() //nolint:forcetypeassert // the test server's ResponseWriter is one
 		}
 	}))
 

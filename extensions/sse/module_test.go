@@ -118,7 +118,7 @@ func sseHandler(count int, interval time.Duration, buffered bool) http.HandlerFu
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache")
 		w.WriteHeader(http.StatusOK)
-		flusher := w.(http.Flusher) //nolint:forcetypeassert
+		flusher := w.(http.Flusher) //nolint:forcetypeassert // the test server's ResponseWriter is one
 		flusher.Flush()
 
 		if buffered {
@@ -261,7 +261,7 @@ func TestStream(t *testing.T) {
 				time.Sleep(150 * time.Millisecond)
 			}
 			_, _ = w.Write([]byte("0123456789"))
-			w.(http.Flusher).Flush() //nolint:forcetypeassert
+			w.(http.Flusher).Flush() //nolint:forcetypeassert // the test server's ResponseWriter is one
 		}
 	}))
 	env := newTestEnv(t, srv.Client().Transport)
@@ -307,7 +307,7 @@ func TestStreamChunkSizes(t *testing.T) {
 						time.Sleep(60 * time.Millisecond)
 					}
 					_, _ = w.Write([]byte(f))
-					w.(http.Flusher).Flush() //nolint:forcetypeassert
+					w.(http.Flusher).Flush() //nolint:forcetypeassert // the test server's ResponseWriter is one
 				}
 			}))
 			env := newTestEnv(t, srv.Client().Transport)
@@ -341,7 +341,7 @@ func TestCompressedBodyDecoded(t *testing.T) {
 		require.NoError(t, zw.Close())
 	}))
 	// as k6's own transport: no Accept-Encoding of its own, so nothing is decoded before the tap
-	transport := srv.Client().Transport.(*http.Transport).Clone() //nolint:forcetypeassert
+	transport := srv.Client().Transport.(*http.Transport).Clone() //nolint:forcetypeassert // httptest's client has one
 	transport.DisableCompression = true
 	t.Cleanup(transport.CloseIdleConnections)
 
@@ -379,7 +379,10 @@ func TestCompressedStreamTimed(t *testing.T) {
 		coding   string
 		buffered bool
 	}{
-		{coding: "gzip"}, {coding: "deflate"}, {coding: "br"}, {coding: "zstd"},
+		{coding: "gzip"},
+		{coding: "deflate"},
+		{coding: "br"},
+		{coding: "zstd"},
 		{coding: "gzip", buffered: true},
 	}
 	for _, tc := range tests {
@@ -390,7 +393,7 @@ func TestCompressedStreamTimed(t *testing.T) {
 				w.Header().Set("Content-Type", "text/event-stream")
 				w.Header().Set("Content-Encoding", tc.coding)
 				w.WriteHeader(http.StatusOK)
-				w.(http.Flusher).Flush() //nolint:forcetypeassert
+				w.(http.Flusher).Flush() //nolint:forcetypeassert // the test server's ResponseWriter is one
 				zw := compressor(t, tc.coding, w)
 				for i := range 3 {
 					if i > 0 {
@@ -399,12 +402,12 @@ func TestCompressedStreamTimed(t *testing.T) {
 					_, _ = fmt.Fprintf(zw, "event: tick\ndata: %d\n\n", i)
 					if !tc.buffered {
 						require.NoError(t, zw.Flush())
-						w.(http.Flusher).Flush() //nolint:forcetypeassert
+						w.(http.Flusher).Flush() //nolint:forcetypeassert // the test server's ResponseWriter is one
 					}
 				}
 				require.NoError(t, zw.Close())
 			}))
-			transport := srv.Client().Transport.(*http.Transport).Clone() //nolint:forcetypeassert
+			transport := srv.Client().Transport.(*http.Transport).Clone() //nolint:forcetypeassert // httptest's client has one
 			transport.DisableCompression = true
 			t.Cleanup(transport.CloseIdleConnections)
 			env := newTestEnv(t, transport)
@@ -645,7 +648,7 @@ func TestTLSUsesStateTransport(t *testing.T) {
 
 			transport := &http.Transport{ForceAttemptHTTP2: tc.http2, TLSClientConfig: &tls.Config{}}
 			if tc.trustCA {
-				transport = srv.Client().Transport.(*http.Transport).Clone() //nolint:forcetypeassert
+				transport = srv.Client().Transport.(*http.Transport).Clone() //nolint:forcetypeassert // httptest's client has one
 			}
 			addr := srv.Listener.Addr().String()
 			transport.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {

@@ -34,8 +34,8 @@ if [ "${1:-}" = "--version" ]; then
   mkdir "$scratch/config"
   echo "proxybench_version_check: {}" >"$scratch/config/config.yml"
   # (within the stack's 10 s for a version, so a hang still leaves the output to read)
-  out="$(cd "$scratch" && GODOXY_HTTP_ADDR=127.0.0.1:0 GODOXY_HTTPS_ADDR=127.0.0.1:0 \
-    GODOXY_API_ADDR=127.0.0.1:0 timeout 5 "$real" 2>&1 </dev/null || true)"
+  out="$(if cd "$scratch"; then GODOXY_HTTP_ADDR=127.0.0.1:0 GODOXY_HTTPS_ADDR=127.0.0.1:0 \
+    GODOXY_API_ADDR=127.0.0.1:0 timeout 5 "$real" 2>&1 </dev/null || true; fi)"
   v="$(printf '%s\n' "$out" | sed -n 's/.*GoDoxy version \(v[0-9][0-9A-Za-z.+-]*\).*/\1/p' | head -n1)"
   echo "godoxy ${v:-version unknown}"
   exit 0

@@ -5,7 +5,7 @@ import { check } from 'k6';
 import { client } from './client.js';
 import { badResponses, newConnections, reusedConnRequests, wrongProto } from './metrics.js';
 
-// The upstream's / body (DESIGN.md, "Upstream routes").
+// The upstream's / body: 4096 bytes (upstream/doc.go, the routes).
 export const ROOT_BYTES = 4096;
 
 // requestParams tags a request with its route, and names it by its URL without the query

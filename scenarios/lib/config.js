@@ -3,6 +3,7 @@
 // the variable.
 import { DEFAULT_PROFILE, profile } from './profiles.js';
 import { protocol } from './protocols.js';
+import { entry } from './catalogue.js';
 import { clientFor } from './client.js';
 import { chosenTarget, origin } from './targets.js';
 
@@ -58,37 +59,25 @@ function stamp(d = new Date()) {
   );
 }
 
-// loadConfig reads the environment for one script.
-//   scenario: the script's name (reused-h2, json, …); the measured k6 scenario (cfg.k6Scenario)
-//     is named so too, with the protocol added for probes (json-h1c): k6's proto tag says
-//     HTTP/1.1 for h1 and h1c alike, and the scenario tag is what tells them apart in InfluxDB
-//   mode: reused | fresh | probe
-//   proto: protocol name for load scripts; probes take PROTO (default h2)
-//   route: the upstream route measured (/, /json, …)
-//   protos, defaultProto: the protocols a probe runs over, and the one without PROTO
-//   protoNote: appended to the error for a PROTO the probe can't run over
+// loadConfig reads the environment for one script; its mode, route and protocols come from the
+// catalogue (catalogue.js). The measured k6 scenario (cfg.k6Scenario) is the script's name, with
+// the protocol added for a scenario of several protocols (json-h1c): k6's proto tag says HTTP/1.1
+// for h1 and h1c alike, and the scenario tag is what tells them apart in InfluxDB.
 //   websocket: the measured URL is ws:// or wss:// (cfg.origin stays http(s) for setup's probe)
-//   client: what sends the measured requests, said in every result: k6/http, k6/x/proxybench/http3 (the
-//     default for the protocol) or native (k6/x/proxybench/load, scenarios/native/)
-export function loadConfig({
-  scenario,
-  mode,
-  proto,
-  route,
-  protos = ['h1', 'h1c', 'h2', 'h3'],
-  defaultProto = 'h2',
-  websocket = false,
-  protoNote = '',
-  client,
-}) {
+//   client: what sends the measured requests, said in every result: k6/http, k6/x/proxybench/http3
+//     (the default for the protocol) or native (k6/x/proxybench/load, scenarios/native/)
+export function loadConfig({ scenario, websocket = false, client }) {
+  const { mode, route, protos, defaultProto, protoNote } = entry(scenario);
   const profileName = env('PROFILE') || DEFAULT_PROFILE;
   const p = profile(profileName);
 
-  let protoName = proto;
-  if (mode === 'probe') {
+  let protoName = protos[0];
+  const several = protos.length > 1;
+  if (several) {
     protoName = env('PROTO') || defaultProto;
     if (!protos.includes(protoName)) {
-      throw new Error(`unknown PROTO "${protoName}" for ${scenario}: it runs over ${protos.join(', ')}${protoNote}`);
+      const note = protoNote ? ` (${protoNote})` : '';
+      throw new Error(`unknown PROTO "${protoName}" for ${scenario}: it runs over ${protos.join(', ')}${note}`);
     }
   }
   const pr = protocol(protoName);
@@ -105,7 +94,7 @@ export function loadConfig({
 
   const cfg = {
     scenario,
-    k6Scenario: mode === 'probe' ? `${scenario}-${protoName}` : scenario,
+    k6Scenario: several ? `${scenario}-${protoName}` : scenario,
     mode,
     route,
     proto: pr,

@@ -3,7 +3,7 @@
 // runs one long iteration per k6 scenario in which Go sends GET / after GET / on the VU's
 // connection until the scenario's DURATION (or WARMUP) is over, verifying every answer
 // (status 200, 4096 bytes, the protocol) and emitting k6's samples. The JavaScript around each
-// request is gone, and with it most of what k6 costs per request: see README, "The client".
+// request is gone, and with it most of what k6 costs per request (scenarios/README.md, "The client").
 import exec from 'k6/execution';
 import { requestParams, ROOT_BYTES, rootCheckName } from './checks.js';
 import { loadConfig } from './config.js';
@@ -18,12 +18,12 @@ export const NATIVE_CLIENT = 'native';
 const load = extension('k6/x/proxybench/load');
 
 // nativeScenario builds reused-<proto> for h1c, h1 or h2 on the native loop.
-export function nativeScenario({ scenario, proto }) {
-  const cfg = loadConfig({ scenario, mode: 'reused', proto, route: '/', client: NATIVE_CLIENT });
+export function nativeScenario({ scenario }) {
+  const cfg = loadConfig({ scenario, client: NATIVE_CLIENT });
   const out = planOutput(cfg);
   const loop = load.client({
     url: cfg.url,
-    proto,
+    proto: cfg.proto.name,
     streams: cfg.proto.mux ? cfg.streams : 1,
     expectBytes: ROOT_BYTES,
     check: rootCheckName(cfg),

@@ -1,4 +1,4 @@
-// k6 options for the three kinds of script. Thresholds define validity: a run whose checks,
+// k6 options for the four kinds of script (reused, fresh, probe, equal-load). Thresholds define validity: a run whose checks,
 // requests, protocol or iterations are not all as they must be fails its thresholds (k6 exits
 // with 99) and its result says invalid (summary.js).
 import { positiveInt } from './config.js';
@@ -72,7 +72,6 @@ function validity(cfg) {
     [`checks${s}`]: ['rate==1'],
     [`http_req_failed${s}`]: ['rate==0'],
     wrong_proto: ['count==0'],
-    dropped_iterations: ['count==0'],
     [`http_reqs${s}`]: hook.counter,
     [`http_req_duration${s}`]: hook.trend,
     [`http_req_waiting${s}`]: hook.trend,
@@ -81,6 +80,13 @@ function validity(cfg) {
   };
   for (const p of PROTO_TAGS) {
     th[`http_reqs${sel(cfg, `,proto:${p}`)}`] = hook.counter;
+  }
+  if (cfg.mode === 'equal-load') {
+    // an open model's dropped iterations are its result (could not sustain the rate), counted
+    // in the measured window only: the warm-up is where the VUs open their connections
+    th[`dropped_iterations${s}`] = hook.counter;
+  } else {
+    th.dropped_iterations = ['count==0'];
   }
   if (cfg.mode !== 'probe') {
     for (const why of BAD_WHY) {
@@ -110,7 +116,8 @@ function base(cfg) {
     cloud: cloudOptions(cfg),
     // test-wide tags; k6 adds scenario and proto (negotiated, e.g. HTTP/2.0) itself
     tags: { testid: cfg.testid, target: cfg.target.name, mode: cfg.mode },
-    summaryTrendStats: TREND_STATS,
+    // equal-load compares the tail at the same offered load, to p99.9
+    summaryTrendStats: cfg.mode === 'equal-load' ? [...TREND_STATS, 'p(99.9)'] : TREND_STATS,
     setupTimeout: '30s',
     thresholds: validity(cfg),
   };
@@ -151,11 +158,61 @@ export function reusedOptions(cfg) {
   // probe counts no connection): more, and the run is invalid (summary.js says why)
   o.thresholds.new_connections = segmented() ? hook.counter : [`count<=${reuseAllowed(vus)}`];
   o.thresholds['new_connections{scenario:warmup}'] = hook.counter;
+  batchAll(o, cfg);
+  return o;
+}
+
+// batchAll lets one batch carry all of a connection's STREAMS: k6 defaults to 6 parallel
+// requests per host and 20 per batch (k6/x/proxybench/http3 applies the same).
+function batchAll(o, cfg) {
   if (cfg.proto.mux) {
-    // k6 defaults to 6 parallel requests per host and 20 per batch (k6/x/proxybench/http3 applies the same)
     o.batch = cfg.streams;
     o.batchPerHost = cfg.streams;
   }
+}
+
+// equalLoadPlan is the offered rate of an equal-load run (RATE req/s: the runner sets it from
+// the matrix's figures) and the VU pool it runs on.
+// h1/h1c: one VU per in-flight request. A VU is busy for as long as its request takes, so the
+// pool must outlast a stall, not only the average: on a shared 2-CPU machine the whole box
+// pauses for tens of ms, and when every VU is busy then k6 drops the iteration. So there are VUs
+// to keep starting requests through a 100 ms stall (never fewer than the reused cell had in
+// flight, nor 64), up to 1000. h2/h3: the reused cell's connections, each VU one connection
+// carrying a batch. Either may add as many again through a stall.
+export function equalLoadPlan(cfg) {
+  const rate = positiveInt('RATE', __ENV.RATE || '100');
+  const mux = cfg.proto.mux;
+  const preVUs = mux ? cfg.connections : Math.min(Math.max(cfg.connections, 64, Math.ceil(rate / 10)), 1000);
+  return { rate, perIteration: mux ? cfg.streams : 1, preVUs, maxVUs: preVUs * 2 };
+}
+
+// equalLoadOptions: plan.rate requests a second of GET / for DURATION (constant-arrival-rate),
+// after an unmeasured warm-up at the same rate, whatever the target's latency.
+export function equalLoadOptions(cfg, plan) {
+  const o = base(cfg);
+  const arrival = (duration, startTime) => ({
+    executor: 'constant-arrival-rate',
+    // RATE iterations a second, or for h2/h3 RATE batches of STREAMS requests per STREAMS seconds
+    rate: plan.rate,
+    timeUnit: `${plan.perIteration}s`,
+    duration: ms(duration),
+    startTime: ms(startTime),
+    preAllocatedVUs: plan.preVUs,
+    maxVUs: plan.maxVUs,
+    tags: { route: cfg.route },
+  });
+  o.scenarios = {};
+  let start = 0;
+  if (cfg.warmupS > 0) {
+    o.scenarios.warmup = { ...arrival(cfg.warmupS, 0), gracefulStop: ms(WARMUP_GAP_S) };
+    start = cfg.warmupS + WARMUP_GAP_S;
+  }
+  o.scenarios[cfg.k6Scenario] = arrival(cfg.durationS, start);
+  // one connection per VU k6 ran, as in the reused cells (summary.js holds the run to vus_max)
+  o.thresholds.new_connections = [`count<=${reuseAllowed(plan.maxVUs)}`];
+  o.thresholds['new_connections{scenario:warmup}'] = hook.counter;
+  o.thresholds.vus_max = hook.gauge;
+  batchAll(o, cfg);
   return o;
 }
 

@@ -38,11 +38,10 @@ export function dirState(dir, pwd) {
   }
 }
 
-// resultFile names a result: <scenario>-<target>.json, and probes add their protocol, as
-// the runner names its cells.
+// resultFile names a result as the runner names its cells: <k6Scenario>-<target>.json, which
+// carries the protocol for a scenario of several (json-h1c-nginx.json).
 export function resultFile(cfg) {
-  const proto = cfg.mode === 'probe' ? `-${cfg.proto.name}` : '';
-  return `${cfg.scenario}${proto}-${cfg.target.name}.json`;
+  return `${cfg.k6Scenario}-${cfg.target.name}.json`;
 }
 
 // planOutput runs in the init context. It returns what setup() and handleSummary need.

@@ -37,6 +37,14 @@ const ENCODINGS = ['gzip', 'deflate', 'br', 'zstd', 'other'];
 // back, which compressing proxies tend to do: nginx's gzip, with proxy_buffering on, sends
 // nothing, headers included, until the stream has ended.
 
+// streamParams are the k6/x/proxybench/sse request params of the stream and sse probes.
+//   name: the URL without its query, so no per-request value becomes a tag
+//   http3: over h3, k6/x/proxybench/sse sends through the VU's k6/x/proxybench/http3 connections
+//     (k6's own transport speaks h1 and h2 only)
+export function streamParams(cfg, headers) {
+  return { headers, tags: { route: cfg.route, name: cfg.url }, timeout: '10s', http3: cfg.proto.quic };
+}
+
 // contentEncoding is the response's Content-Encoding, lower-cased; '' for none or identity.
 export function contentEncoding(res) {
   const headers = res.headers || {};

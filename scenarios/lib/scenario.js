@@ -1,6 +1,8 @@
-// The one-request-per-iteration scenarios (reused-h1, reused-h1c and every fresh-*) differ only
-// in their name, protocol, pattern and client: rootScenario builds one, and each script stays a
-// file of its own (one per protocol × pattern) that says what it measures.
+// The GET / scenarios differ only in their name (which gives their protocol and pattern through
+// the catalogue) and client: rootScenario builds the one-request-per-iteration ones (reused-h1,
+// reused-h1c, every fresh-*), batchScenario the multiplexed reused-h2 and reused-h3. Each script
+// stays a file of its own that says what it measures.
+import exec from 'k6/execution';
 import { checkRoot, probeTarget, requestParams, ROOT_BYTES } from './checks.js';
 import { loadConfig } from './config.js';
 import { clockMs, now } from './metrics.js';
@@ -19,11 +21,11 @@ export function setupRoot(cfg, out) {
 // rootScenario: GET / once per iteration with client (k6/http or k6/x/proxybench/http3), every response
 // checked. mode 'reused' keeps each VU's connection; mode 'fresh' opens one per request and
 // proves it (new_connections == requests, rps over first request start → last response end).
-export function rootScenario({ scenario, mode, proto, client }) {
-  const cfg = loadConfig({ scenario, mode, proto, route: '/' });
+export function rootScenario({ scenario, client }) {
+  const cfg = loadConfig({ scenario });
   const out = planOutput(cfg);
   const params = requestParams(cfg);
-  const fresh = mode === 'fresh';
+  const fresh = cfg.mode === 'fresh';
   const ended = fresh ? null : lateCounter(cfg);
   return {
     options: fresh ? freshOptions(cfg) : reusedOptions(cfg),
@@ -44,5 +46,46 @@ export function rootScenario({ scenario, mode, proto, client }) {
         },
       });
     },
+  };
+}
+
+// batchSender returns what one iteration of a multiplexed VU does: one batch of STREAMS GET /
+// requests through client (k6/http or k6/x/proxybench/http3) on the VU's connection, every
+// response checked. The batch waits for its slowest stream before the next starts, so in-flight
+// streams dip between batches (h2load -m keeps them all busy).
+export function batchSender(cfg, client) {
+  const params = requestParams(cfg);
+  const batch = Array.from({ length: cfg.streams }, () => ['GET', cfg.url, null, params]);
+  // Over TCP a first batch would race STREAMS dials (Go learns the connection is h2 only after
+  // ALPN) and all but one would be closed again, so one request opens the connection first.
+  // quic-go dials once per authority and the batch's other requests wait for that handshake.
+  const openFirst = !cfg.proto.quic;
+  return () => {
+    if (openFirst && exec.vu.iterationInInstance === 0) {
+      checkRoot(client.get(cfg.url, params), cfg);
+    }
+    for (const res of client.batch(batch)) {
+      checkRoot(res, cfg);
+    }
+  };
+}
+
+// batchScenario: reused-h2 and reused-h3, each VU one connection carrying STREAMS concurrent
+// streams (batchSender).
+export function batchScenario({ scenario, client }) {
+  const cfg = loadConfig({ scenario });
+  const out = planOutput(cfg);
+  const send = batchSender(cfg, client);
+  const ended = lateCounter(cfg);
+  return {
+    options: reusedOptions(cfg),
+    setup: () => setupRoot(cfg, out),
+    iteration() {
+      send();
+      // the batch's requests count as ending with its slowest: one that straddles the window's
+      // end is left out whole (at most one batch per VU, a fraction of a percent at 10 s)
+      ended(cfg.streams);
+    },
+    handleSummary: (data) => summarize(data, cfg, out),
   };
 }

@@ -37,6 +37,8 @@ export function stats(data, key) {
     p90: round(v['p(90)']),
     p95: round(v['p(95)']),
     p99: round(v['p(99)']),
+    // only where the script asked k6 for it (equal-load's summaryTrendStats)
+    ...(v['p(99.9)'] === undefined ? {} : { p999: round(v['p(99.9)']) }),
     max: round(v.max),
   };
 }
@@ -80,6 +82,7 @@ function failedCheckNames(group, out = []) {
 //   invalid(data, result): more reasons the run is invalid (a probe's own rules), or []
 //   vus: the VUs of a run that keeps one connection per VU (default: CONNECTIONS for reused,
 //     none for the others), held to reuseBroken's bound
+//   arrival: equal-load's equalLoadPlan (options.js): its rate and VU pool
 export function buildResult(data, cfg, spec = {}) {
   const s = sel(cfg);
   const seg = segmentOf();
@@ -92,7 +95,10 @@ export function buildResult(data, cfg, spec = {}) {
   const fails = checks ? checks.values.fails : 0;
   const failedReq = metric(data, `http_req_failed${s}`);
   let failedRequests = failedReq ? failedReq.values.passes : 0;
-  const dropped = count(data, 'dropped_iterations');
+  // equal-load's dropped iterations are its result, in the measured window (options.js)
+  const openModel = cfg.mode === 'equal-load';
+  const droppedAll = count(data, 'dropped_iterations');
+  const dropped = openModel ? count(data, `dropped_iterations${s}`) : droppedAll;
   const wrongProto = count(data, 'wrong_proto');
 
   const protosSeen = {};
@@ -123,6 +129,10 @@ export function buildResult(data, cfg, spec = {}) {
     counted = requests - late;
     durationS = cfg.durationS;
     durationFrom = 'DURATION (requests completed after it left out)';
+  } else if (openModel) {
+    // arrivals are scheduled over exactly DURATION
+    durationS = cfg.durationS;
+    durationFrom = 'DURATION';
   } else {
     durationS = window(data, cfg);
     durationFrom = 'first iteration start to last iteration end';
@@ -157,7 +167,7 @@ export function buildResult(data, cfg, spec = {}) {
     latency_ms: stats(data, `${spec.latency || 'http_req_duration'}${s}`),
     ttfb_ms: stats(data, `${spec.ttfb || 'http_req_waiting'}${s}`),
     extra: {},
-    config: configOf(cfg),
+    config: configOf(cfg, spec),
     valid: true,
     invalid: [],
   };
@@ -191,7 +201,16 @@ export function buildResult(data, cfg, spec = {}) {
   for (const p of Object.keys(protosSeen)) {
     if (p !== cfg.proto.expected && p !== 'none') invalid.push(`${protosSeen[p]} ${unit} over ${p}, want ${cfg.proto.expected}`);
   }
-  if (dropped > 0) invalid.push(`${dropped} iterations dropped`);
+  if (dropped > 0 && !openModel) invalid.push(`${dropped} iterations dropped`);
+  if (openModel) {
+    const per = spec.arrival.perIteration;
+    if (dropped > 0) {
+      result.overload =
+        `could not sustain ${spec.arrival.rate} req/s: ${dropped * per} of ` +
+        `${requests + dropped * per} requests not started on time (every VU busy)`;
+    }
+    if (droppedAll > dropped) result.warmup_dropped_iterations = droppedAll - dropped;
+  }
   if (spec.invalid) invalid.push(...spec.invalid(data, result));
   if (cfg.mode === 'fresh' && newConns !== requests) {
     invalid.push(`${newConns} new connections for ${requests} requests: every request must open its own`);
@@ -273,9 +292,16 @@ function reuseBroken(vus, opened, requests) {
   );
 }
 
-function configOf(cfg) {
+function configOf(cfg, spec) {
   const c = { target_origin: cfg.origin, address: cfg.target.address };
-  if (cfg.mode === 'reused') {
+  if (cfg.mode === 'equal-load') {
+    c.rate = spec.arrival.rate;
+    c.duration = cfg.duration;
+    c.warmup = cfg.warmup;
+    c.connections = cfg.connections;
+    if (cfg.proto.mux) c.streams = cfg.streams;
+    c.vus = [spec.arrival.preVUs, spec.arrival.maxVUs]; // the pool the rate ran on
+  } else if (cfg.mode === 'reused') {
     c.connections = cfg.connections;
     if (cfg.proto.mux) c.streams = cfg.streams;
     c.duration = cfg.duration;

@@ -35,13 +35,13 @@ function readTargets(path) {
   try {
     text = open(path);
   } catch (e) {
-    throw new Error(`cannot read the targets file ${path}: ${e.message || e}`);
+    throw new Error(`cannot read the targets file ${path}: ${e.message || e}`, { cause: e });
   }
   let doc;
   try {
     doc = JSON.parse(text);
   } catch (e) {
-    throw new Error(`the targets file ${path} is not valid JSON: ${e.message}`);
+    throw new Error(`the targets file ${path} is not valid JSON: ${e.message}`, { cause: e });
   }
   for (const key of ['hostname', 'address', 'targets']) {
     if (!doc[key]) {

@@ -26,6 +26,11 @@ function shape(r) {
   if (r.mode === 'reused') {
     return c.streams ? `${c.connections} connections × ${c.streams} streams` : `${c.connections} connections`;
   }
+  if (r.mode === 'equal-load') {
+    const [pre, most] = c.vus;
+    const pool = c.streams ? `${pre} to ${most} connections × ${c.streams} streams` : `${pre} to ${most} VUs`;
+    return `${c.rate} req/s offered (constant arrival rate), ${pool}`;
+  }
   if (r.mode === 'fresh') return `${num(c.requests)} requests, ${c.fresh_connections} at a time, each on a new connection`;
   return `${c.samples} sample${c.samples === 1 ? '' : 's'}${c.upload_bytes ? ` of ${num(c.upload_bytes)} bytes` : ''}, 1 VU`;
 }

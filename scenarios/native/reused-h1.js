@@ -5,7 +5,7 @@
 'use k6 with k6/x/proxybench/load';
 import { nativeScenario } from '../lib/native.js';
 
-const s = nativeScenario({ scenario: 'reused-h1', proto: 'h1' });
+const s = nativeScenario({ scenario: 'reused-h1' });
 
 export const options = s.options;
 export const setup = s.setup;

@@ -5,7 +5,7 @@
 'use k6 with k6/x/proxybench/load';
 import { nativeScenario } from '../lib/native.js';
 
-const s = nativeScenario({ scenario: 'reused-h1c', proto: 'h1c' });
+const s = nativeScenario({ scenario: 'reused-h1c' });
 
 export const options = s.options;
 export const setup = s.setup;

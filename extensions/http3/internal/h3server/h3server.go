@@ -7,16 +7,10 @@ package h3server
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"strconv"
@@ -24,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/proxybench/proxybench/extensions/localca"
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 )
@@ -38,62 +33,17 @@ type CA struct {
 	Leaf tls.Certificate // for the hosts given to NewCA
 }
 
-// NewCA makes a CA and a leaf certificate valid for hosts (names or IPs).
+// NewCA makes a CA and a leaf certificate valid for hosts (names or IPs), for a day.
 func NewCA(hosts ...string) (*CA, error) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	a, err := localca.New("h3server test CA", hosts, 24*time.Hour, 24*time.Hour)
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "h3server test CA"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		IsCA:                  true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	caPEM, _, _, err := a.PEM()
 	if err != nil {
 		return nil, err
 	}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return nil, err
-	}
-
-	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	leafTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: hosts[0]},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	for _, h := range hosts {
-		if ip := net.ParseIP(h); ip != nil {
-			leafTmpl.IPAddresses = append(leafTmpl.IPAddresses, ip)
-		} else {
-			leafTmpl.DNSNames = append(leafTmpl.DNSNames, h)
-		}
-	}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, caCert, &leafKey.PublicKey, caKey)
-	if err != nil {
-		return nil, err
-	}
-
-	pool := x509.NewCertPool()
-	pool.AddCert(caCert)
-	return &CA{
-		Pool: pool,
-		PEM:  pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
-		Leaf: tls.Certificate{Certificate: [][]byte{leafDER}, PrivateKey: leafKey},
-	}, nil
+	return &CA{Pool: a.Pool(), PEM: caPEM, Leaf: a.Leaf()}, nil
 }
 
 // Server is a running HTTP/3 server with connection counters.
@@ -122,7 +72,7 @@ func Start(addr string, ca *CA) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		Addr:    conn.LocalAddr().(*net.UDPAddr), //nolint:forcetypeassert
+		Addr:    conn.LocalAddr().(*net.UDPAddr), //nolint:forcetypeassert // a UDP socket
 		conn:    conn,
 		authors: map[string]int{},
 	}

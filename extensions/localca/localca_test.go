@@ -1,0 +1,60 @@
+package localca
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLeafVerifies(t *testing.T) {
+	t.Parallel()
+	a, err := New("test CA", []string{"bench.test", "localhost", "127.0.0.1", "::1"}, 24*time.Hour, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caPEM, leafPEM, keyPEM, err := a.PEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := tls.X509KeyPair(leafPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		t.Fatal("the CA's PEM does not parse")
+	}
+	leaf, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		opts x509.VerifyOptions
+		ok   bool
+	}{
+		{"name", x509.VerifyOptions{DNSName: "bench.test", Roots: pool}, true},
+		{"ipv4", x509.VerifyOptions{DNSName: "127.0.0.1", Roots: a.Pool()}, true},
+		{"ipv6", x509.VerifyOptions{DNSName: "::1", Roots: a.Pool()}, true},
+		{"another name", x509.VerifyOptions{DNSName: "example.com", Roots: pool}, false},
+		{"after the leaf expired", x509.VerifyOptions{DNSName: "bench.test", Roots: pool, CurrentTime: time.Now().Add(2 * time.Hour)}, false},
+		{"another CA", x509.VerifyOptions{DNSName: "bench.test", Roots: x509.NewCertPool()}, false},
+	}
+	for _, tc := range tests {
+		if _, err := leaf.Verify(tc.opts); (err == nil) != tc.ok {
+			t.Errorf("%s: Verify = %v, want ok=%v", tc.name, err, tc.ok)
+		}
+	}
+	if a.Leaf().PrivateKey == nil || leaf.Subject.CommonName != "bench.test" {
+		t.Errorf("leaf: %+v", leaf.Subject)
+	}
+}
+
+func TestNoHosts(t *testing.T) {
+	t.Parallel()
+	if _, err := New("x", nil, time.Hour, time.Hour); err == nil || !strings.Contains(err.Error(), "no hosts") {
+		t.Errorf("New without hosts = %v", err)
+	}
+}
