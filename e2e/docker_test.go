@@ -246,14 +246,3 @@ func checkNothingLeft(t *testing.T, e *engine, project string) {
 		}
 	}
 }
-
-// loadResults reads every cell's result of a run's directory.
-func loadResults(t *testing.T, dir string) []*runner.Result {
-	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
-	var out []*runner.Result
-	for _, f := range files {
-		out = append(out, loadResult(t, f))
-	}
-	return out
-}

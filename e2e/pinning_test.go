@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/proxybench/proxybench/runner"
 	"github.com/proxybench/proxybench/stack"
 )
 
@@ -86,15 +85,11 @@ func TestPinnedStack(t *testing.T) {
 			t.Errorf("k6 (pid %s) ran on CPUs %q, want the client's %d", pid, cpus, avail[0])
 		}
 	}
-	files, _ := filepath.Glob(filepath.Join(h.results, testid, "*.json"))
-	if len(files) != len(h.cfg.Names()) {
-		t.Errorf("%d results, want one per target", len(files))
+	results := loadResults(t, filepath.Join(h.results, testid))
+	if len(results) != len(h.cfg.Names()) {
+		t.Errorf("%d results, want one per target", len(results))
 	}
-	for _, f := range files {
-		r, err := runner.LoadResult(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, r := range results {
 		checkResult(t, "reused-h1c", r)
 	}
 }

@@ -109,6 +109,17 @@ func loadResult(t *testing.T, path string) *runner.Result {
 	return r
 }
 
+// loadResults reads every cell's result of a run's directory.
+func loadResults(t *testing.T, dir string) []*runner.Result {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	var out []*runner.Result
+	for _, f := range files {
+		out = append(out, loadResult(t, f))
+	}
+	return out
+}
+
 // tableRows counts the rows of the printed tables that are target's.
 func tableRows(out, target string) int {
 	n := 0

@@ -24,7 +24,9 @@ if pins_mode; then
   pins_go_module "$golangci_module" "$GOLANGCI_LINT_VERSION"
   apt_install_pinned shellcheck "shellcheck=$SHELLCHECK_DEB_VERSION"
   now="$(npm view eslint version 2>/dev/null || true)"
-  if [ -n "$(npm view "eslint@$eslint_version" version 2>/dev/null || true)" ]; then
+  if ! command -v npm >/dev/null; then
+    take="NOTHING: no npm on this machine (node and npm are needed to install eslint)"
+  elif [ -n "$(npm view "eslint@$eslint_version" version 2>/dev/null || true)" ]; then
     take="$eslint_version (lint/package-lock.json)"
   else
     take="NOTHING: the npm registry does not serve eslint@$eslint_version"

@@ -252,8 +252,8 @@ func (b *Bench) cell(scenario, target, proto string) *Cell {
 
 func (b *Bench) addSettings(cfg map[string]any) {
 	for k, v := range cfg {
-		if k == "target_origin" || k == "address" {
-			continue // per target, not a setting of the run
+		if k == "target_origin" || k == "address" || k == "vus" {
+			continue // per target (equal-load's VU pool follows each target's cell), not a setting of the run
 		}
 		s := fmt.Sprint(v)
 		if f, ok := v.(float64); ok {

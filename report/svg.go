@@ -62,13 +62,35 @@ const (
 	maxBarW = 44.0
 )
 
+// plot is where a chart draws: the plot area's origin (bottom left), size, and the value → y
+// mapping of its axis with the axis' ticks.
+type plot struct {
+	x0, y0, w, h float64
+	ticks        []float64
+	scale        func(v float64) float64
+}
+
 // svg renders the chart. Every text is escaped; the result is safe to embed as HTML.
 func (c *chart) svg(col map[string]string) string {
 	var sb strings.Builder
 	e := html.EscapeString
-	plotW, plotH := chartW-marginL-marginR, chartH-marginT-marginB
-	x0, y0 := marginL, marginT+plotH // origin: bottom left of the plot
+	p := c.plot()
+	fmt.Fprintf(&sb, `<svg class="chart" id="%s" viewBox="0 0 %.0f %.0f" role="img" aria-labelledby="%s-title" data-series="%d">`,
+		e(c.ID), chartW, chartH, e(c.ID), len(c.Series))
+	fmt.Fprintf(&sb, `<title id="%s-title">%s</title>`, e(c.ID), e(c.Title))
+	fmt.Fprintf(&sb, `<text class="title" x="%.0f" y="24">%s</text>`, marginL, e(c.Title))
+	c.writeAxes(&sb, p)
+	c.writeBars(&sb, p, col)
+	c.writeLegend(&sb, col)
+	sb.WriteString(`</svg>`)
+	return sb.String()
+}
 
+// plot fits the y axis to the chart's values: from 0, or on a log scale from the power of ten
+// below the smallest value.
+func (c *chart) plot() plot {
+	p := plot{x0: marginL, w: chartW - marginL - marginR, h: chartH - marginT - marginB}
+	p.y0 = marginT + p.h
 	top := 0.0
 	bottom := math.Inf(1)
 	for _, s := range c.Values {
@@ -87,95 +109,98 @@ func (c *chart) svg(col map[string]string) string {
 	if math.IsInf(bottom, 1) { // nothing to draw: an empty frame
 		bottom, top = 0.1, 1
 	}
-	var ticks []float64
-	var scale func(v float64) float64 // value → y
 	if c.Log {
 		lo := math.Pow(10, math.Floor(math.Log10(math.Max(bottom, 1e-3))))
 		hi := math.Pow(10, math.Ceil(math.Log10(math.Max(top, lo*10))))
 		for v := lo; v <= hi*1.0001; v *= 10 {
-			ticks = append(ticks, v)
+			p.ticks = append(p.ticks, v)
 		}
-		scale = func(v float64) float64 {
+		p.scale = func(v float64) float64 {
 			if v <= lo {
-				return y0
+				return p.y0
 			}
-			return y0 - plotH*(math.Log10(v)-math.Log10(lo))/(math.Log10(hi)-math.Log10(lo))
+			return p.y0 - p.h*(math.Log10(v)-math.Log10(lo))/(math.Log10(hi)-math.Log10(lo))
 		}
-	} else {
-		step := niceStep(top / 5)
-		hi := step * math.Ceil(top/step)
-		if hi <= 0 {
-			hi, step = 1, 0.2
-		}
-		for v := 0.0; v <= hi*1.0001; v += step {
-			ticks = append(ticks, v)
-		}
-		scale = func(v float64) float64 { return y0 - plotH*math.Max(v, 0)/hi }
+		return p
 	}
+	step := niceStep(top / 5)
+	hi := step * math.Ceil(top/step)
+	if hi <= 0 {
+		hi, step = 1, 0.2
+	}
+	for v := 0.0; v <= hi*1.0001; v += step {
+		p.ticks = append(p.ticks, v)
+	}
+	p.scale = func(v float64) float64 { return p.y0 - p.h*math.Max(v, 0)/hi }
+	return p
+}
 
-	fmt.Fprintf(&sb, `<svg class="chart" id="%s" viewBox="0 0 %.0f %.0f" role="img" aria-labelledby="%s-title" data-series="%d">`,
-		e(c.ID), chartW, chartH, e(c.ID), len(c.Series))
-	fmt.Fprintf(&sb, `<title id="%s-title">%s</title>`, e(c.ID), e(c.Title))
-	fmt.Fprintf(&sb, `<text class="title" x="%.0f" y="24">%s</text>`, marginL, e(c.Title))
-
-	// Grid and y axis.
+// writeAxes draws the grid and y axis, and the x axis with one label per group.
+func (c *chart) writeAxes(sb *strings.Builder, p plot) {
+	e := html.EscapeString
 	sb.WriteString(`<g class="axis y">`)
-	for _, v := range ticks {
-		y := scale(v)
-		fmt.Fprintf(&sb, `<line class="grid" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, x0, x0+plotW, y, y)
-		fmt.Fprintf(&sb, `<text class="tick" x="%.1f" y="%.1f" text-anchor="end" dominant-baseline="middle">%s</text>`, x0-6, y, e(tickLabel(v)))
+	for _, v := range p.ticks {
+		y := p.scale(v)
+		fmt.Fprintf(sb, `<line class="grid" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, p.x0, p.x0+p.w, y, y)
+		fmt.Fprintf(sb, `<text class="tick" x="%.1f" y="%.1f" text-anchor="end" dominant-baseline="middle">%s</text>`, p.x0-6, y, e(tickLabel(v)))
 	}
-	fmt.Fprintf(&sb, `<line class="axisline" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, x0, x0, marginT, y0)
-	fmt.Fprintf(&sb, `<text class="label" transform="translate(18 %.1f) rotate(-90)" text-anchor="middle">%s</text>`, marginT+plotH/2, e(c.YLabel))
+	fmt.Fprintf(sb, `<line class="axisline" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, p.x0, p.x0, marginT, p.y0)
+	fmt.Fprintf(sb, `<text class="label" transform="translate(18 %.1f) rotate(-90)" text-anchor="middle">%s</text>`, marginT+p.h/2, e(c.YLabel))
 	sb.WriteString(`</g>`)
-
-	// x axis: one label per group.
-	groupW := plotW / float64(max(len(c.Groups), 1))
 	sb.WriteString(`<g class="axis x">`)
-	fmt.Fprintf(&sb, `<line class="axisline" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, x0, x0+plotW, y0, y0)
+	fmt.Fprintf(sb, `<line class="axisline" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, p.x0, p.x0+p.w, p.y0, p.y0)
 	for gi, g := range c.Groups {
-		fmt.Fprintf(&sb, `<text class="tick" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, x0+groupW*(float64(gi)+0.5), y0+18, e(g))
+		fmt.Fprintf(sb, `<text class="tick" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, p.x0+c.groupW(p)*(float64(gi)+0.5), p.y0+18, e(g))
 	}
 	sb.WriteString(`</g>`)
+}
 
-	// Bars: one group element per series (target).
-	// Bars share 82% of their group, at most maxBarW wide each, centred in it.
+func (c *chart) groupW(p plot) float64 { return p.w / float64(max(len(c.Groups), 1)) }
+
+// writeBars draws one group element per series (target). Bars share 82% of their group, at
+// most maxBarW wide each, centred in it.
+func (c *chart) writeBars(sb *strings.Builder, p plot, col map[string]string) {
+	e := html.EscapeString
+	groupW := c.groupW(p)
 	barW := math.Min(groupW*0.82/float64(max(len(c.Series), 1)), maxBarW)
 	inner := barW * float64(len(c.Series))
 	for si, s := range c.Series {
-		fmt.Fprintf(&sb, `<g class="series" data-target="%s" fill="%s">`, e(s), col[s])
+		fmt.Fprintf(sb, `<g class="series" data-target="%s" fill="%s">`, e(s), col[s])
 		for gi := range c.Groups {
 			b := c.Values[si][gi]
-			x := x0 + groupW*float64(gi) + (groupW-inner)/2 + barW*float64(si)
+			x := p.x0 + groupW*float64(gi) + (groupW-inner)/2 + barW*float64(si)
 			if !b.Present {
 				if b.Missing != "" {
-					fmt.Fprintf(&sb, `<text class="missing" x="%.1f" y="%.1f" transform="rotate(-90 %.1f %.1f)">%s</text>`,
-						x+barW/2+3, y0-4, x+barW/2+3, y0-4, e(b.Missing))
+					fmt.Fprintf(sb, `<text class="missing" x="%.1f" y="%.1f" transform="rotate(-90 %.1f %.1f)">%s</text>`,
+						x+barW/2+3, p.y0-4, x+barW/2+3, p.y0-4, e(b.Missing))
 				}
 				continue
 			}
 			if b.Over > 0 {
-				y := scale(b.Over)
-				fmt.Fprintf(&sb, `<rect class="over" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill-opacity="0.3"><title>%s</title></rect>`,
-					x+1, y, math.Max(barW-2, 1), math.Max(y0-y, 0.5), e(b.Title))
+				y := p.scale(b.Over)
+				fmt.Fprintf(sb, `<rect class="over" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill-opacity="0.3"><title>%s</title></rect>`,
+					x+1, y, math.Max(barW-2, 1), math.Max(p.y0-y, 0.5), e(b.Title))
 			}
-			y := scale(b.V)
-			fmt.Fprintf(&sb, `<rect class="bar" x="%.1f" y="%.1f" width="%.1f" height="%.1f"><title>%s</title></rect>`,
-				x+1, y, math.Max(barW-2, 1), math.Max(y0-y, 0.5), e(b.Title))
+			y := p.scale(b.V)
+			fmt.Fprintf(sb, `<rect class="bar" x="%.1f" y="%.1f" width="%.1f" height="%.1f"><title>%s</title></rect>`,
+				x+1, y, math.Max(barW-2, 1), math.Max(p.y0-y, 0.5), e(b.Title))
 			if barW >= 26 && b.Hi == 0 && b.Over == 0 {
-				fmt.Fprintf(&sb, `<text class="value" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, x+barW/2, y-4, e(valueLabel(b.V)))
+				fmt.Fprintf(sb, `<text class="value" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, x+barW/2, y-4, e(valueLabel(b.V)))
 			}
 			if b.Hi > 0 && b.Hi > b.Lo {
 				cx := x + barW/2
-				ylo, yhi := scale(b.Lo), scale(b.Hi)
-				fmt.Fprintf(&sb, `<path class="whisker" d="M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1f"/>`,
+				ylo, yhi := p.scale(b.Lo), p.scale(b.Hi)
+				fmt.Fprintf(sb, `<path class="whisker" d="M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1f"/>`,
 					cx, ylo, yhi, cx-3, yhi, cx+3, cx-3, ylo, cx+3)
 			}
 		}
 		sb.WriteString(`</g>`)
 	}
+}
 
-	// Legend: one swatch per target, then the marks' meaning.
+// writeLegend draws one swatch per target, then the marks' meaning, wrapping at the chart's edge.
+func (c *chart) writeLegend(sb *strings.Builder, col map[string]string) {
+	e := html.EscapeString
 	sb.WriteString(`<g class="legend">`)
 	lx, ly := marginL, chartH-36
 	for _, s := range c.Series {
@@ -183,7 +208,7 @@ func (c *chart) svg(col map[string]string) string {
 		if lx+w > chartW-marginR {
 			lx, ly = marginL, ly+18
 		}
-		fmt.Fprintf(&sb, `<rect x="%.1f" y="%.1f" width="12" height="12" fill="%s"/><text x="%.1f" y="%.1f">%s</text>`,
+		fmt.Fprintf(sb, `<rect x="%.1f" y="%.1f" width="12" height="12" fill="%s"/><text x="%.1f" y="%.1f">%s</text>`,
 			lx, ly-10, col[s], lx+16, ly, e(s))
 		lx += w
 	}
@@ -192,11 +217,10 @@ func (c *chart) svg(col map[string]string) string {
 		if lx+w > chartW-marginR {
 			lx, ly = marginL, ly+18
 		}
-		fmt.Fprintf(&sb, `<text class="note" x="%.1f" y="%.1f">%s</text>`, lx+8, ly, e(l))
+		fmt.Fprintf(sb, `<text class="note" x="%.1f" y="%.1f">%s</text>`, lx+8, ly, e(l))
 		lx += w
 	}
-	sb.WriteString(`</g></svg>`)
-	return sb.String()
+	sb.WriteString(`</g>`)
 }
 
 // niceStep rounds a raw tick step up to 1, 2 or 5 × 10^k.

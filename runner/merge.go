@@ -116,64 +116,12 @@ func Merge(insts []*Instance) (*Merged, error) {
 	out.Invalid, out.Err, out.TimedOut = nil, "", false
 
 	m := &Merged{Result: &out, Histograms: map[string]*histogram.Histogram{}}
-	var invalid, errs []string
-	var iterations float64
-	var opened *float64
-	clockMin, clockMax := math.Inf(1), math.Inf(-1)
+	t := &tally{clockMin: math.Inf(1), clockMax: math.Inf(-1)}
 	for i, in := range insts {
-		r, label := in.Result, in.Label(i, n)
-		if r.Scenario != first.Scenario || r.Target != first.Target || r.Proto != first.Proto {
-			return nil, fmt.Errorf("merge: %s is %s %s %s, the first is %s %s %s: not one run", label,
-				r.Scenario, r.Target, r.Proto, first.Scenario, first.Target, first.Proto)
-		}
-		out.Requests += r.Requests
-		out.FailedRequests += r.FailedRequests
-		out.DroppedIterations += r.DroppedIterations
-		out.Checks.Passes += r.Checks.Passes
-		out.Checks.Fails += r.Checks.Fails
-		for p, c := range r.ProtosSeen {
-			out.ProtosSeen[p] += c
-		}
-		out.NewConnections = addOpt(out.NewConnections, r.NewConnections, i == 0)
-		out.LateRequests = addOpt(out.LateRequests, r.LateRequests, i == 0)
-		if r.TimedOut {
-			out.TimedOut = true
-		}
-		if r.Err != "" {
-			errs = append(errs, label+": "+r.Err)
-		}
-		for _, why := range r.Invalid {
-			invalid = append(invalid, label+": "+why)
-		}
-		if !r.Valid && len(r.Invalid) == 0 {
-			invalid = append(invalid, label+": invalid")
-		}
-		m.Segments = append(m.Segments, SegmentSummary{
-			File: in.File, ClockOffsetMs: in.ClockOffsetMs, Requests: r.Requests,
-			Valid: r.Valid, Invalid: nonNil(r.Invalid),
-		})
-		if in.Segment == nil {
-			invalid = append(invalid, label+": its result has no segment part: the script did not run as an execution segment")
-			continue
-		}
-		m.Segments[i].ExecutionSegment = in.Segment.ExecutionSegment
-		iterations += in.Segment.Totals.Iterations
-		opened = addOpt(opened, in.Segment.Totals.ConnectionsOpened, i == 0)
-		if c := in.Segment.ClockMs; c != nil {
-			clockMin = math.Min(clockMin, c.Min+in.ClockOffsetMs)
-			clockMax = math.Max(clockMax, c.Max+in.ClockOffsetMs)
-		}
-		if len(in.Histograms) == 0 && r.Requests > 0 {
-			invalid = append(invalid, label+": no histograms in its result (a bin/k6 without the proxybench-histograms output: make k6-build)")
-		}
-		for k, h := range in.Histograms {
-			if m.Histograms[k] == nil {
-				m.Histograms[k] = &histogram.Histogram{}
-			}
-			m.Histograms[k].Merge(h)
+		if err := m.add(t, in, i, n); err != nil {
+			return nil, err
 		}
 	}
-
 	seg := firstSegment(insts)
 	if seg != nil {
 		out.Latency = m.stats(seg.Trends.Latency)
@@ -184,70 +132,148 @@ func Merge(insts []*Instance) (*Merged, error) {
 			}
 		}
 	}
+	if err := m.window(insts, t); err != nil {
+		return nil, err
+	}
+	invalid := append(t.invalid, totalsBroken(&out, seg, t, n)...)
+	if len(t.errs) > 0 {
+		out.Err = strings.Join(t.errs, "; ")
+	}
+	out.Invalid = nonNil(invalid)
+	out.Valid = len(invalid) == 0 && len(t.errs) == 0
+	if !out.Valid && len(out.Invalid) == 0 {
+		out.Invalid = []string{"an instance failed: " + out.Err}
+	}
+	return m, nil
+}
 
+// tally is what Merge gathers from the instances besides the result's own sums.
+type tally struct {
+	invalid, errs      []string
+	iterations         float64
+	opened             *float64 // nil once an instance did not count them
+	clockMin, clockMax float64  // the test clock at the first and last measured iteration
+}
+
+// add sums instance i of n into m's result and t; an instance of another cell is an error.
+func (m *Merged) add(t *tally, in *Instance, i, n int) error {
+	out, r, label := m.Result, in.Result, in.Label(i, n)
+	if i > 0 && (r.Scenario != out.Scenario || r.Target != out.Target || r.Proto != out.Proto) {
+		return fmt.Errorf("merge: %s is %s %s %s, the first is %s %s %s: not one run", label,
+			r.Scenario, r.Target, r.Proto, out.Scenario, out.Target, out.Proto)
+	}
+	out.Requests += r.Requests
+	out.FailedRequests += r.FailedRequests
+	out.DroppedIterations += r.DroppedIterations
+	out.Checks.Passes += r.Checks.Passes
+	out.Checks.Fails += r.Checks.Fails
+	for p, c := range r.ProtosSeen {
+		out.ProtosSeen[p] += c
+	}
+	out.NewConnections = addOpt(out.NewConnections, r.NewConnections, i == 0)
+	out.LateRequests = addOpt(out.LateRequests, r.LateRequests, i == 0)
+	if r.TimedOut {
+		out.TimedOut = true
+	}
+	if r.Err != "" {
+		t.errs = append(t.errs, label+": "+r.Err)
+	}
+	for _, why := range r.Invalid {
+		t.invalid = append(t.invalid, label+": "+why)
+	}
+	if !r.Valid && len(r.Invalid) == 0 {
+		t.invalid = append(t.invalid, label+": invalid")
+	}
+	m.Segments = append(m.Segments, SegmentSummary{
+		File: in.File, ClockOffsetMs: in.ClockOffsetMs, Requests: r.Requests,
+		Valid: r.Valid, Invalid: nonNil(r.Invalid),
+	})
+	if in.Segment == nil {
+		t.invalid = append(t.invalid, label+": its result has no segment part: the script did not run as an execution segment")
+		return nil
+	}
+	m.Segments[i].ExecutionSegment = in.Segment.ExecutionSegment
+	t.iterations += in.Segment.Totals.Iterations
+	t.opened = addOpt(t.opened, in.Segment.Totals.ConnectionsOpened, i == 0)
+	if c := in.Segment.ClockMs; c != nil {
+		t.clockMin = math.Min(t.clockMin, c.Min+in.ClockOffsetMs)
+		t.clockMax = math.Max(t.clockMax, c.Max+in.ClockOffsetMs)
+	}
+	if len(in.Histograms) == 0 && r.Requests > 0 {
+		t.invalid = append(t.invalid, label+": no histograms in its result (a bin/k6 without the proxybench-histograms output: make k6-build)")
+	}
+	for k, h := range in.Histograms {
+		if m.Histograms[k] == nil {
+			m.Histograms[k] = &histogram.Histogram{}
+		}
+		m.Histograms[k].Merge(h)
+	}
+	return nil
+}
+
+// window sets the merged run's duration and req/s: a fresh run's from the first instance's
+// first iteration to the last one's last; every reused instance measures the same DURATION.
+func (m *Merged) window(insts []*Instance, t *tally) error {
+	out := m.Result
+	switch out.Mode {
+	case "fresh":
+		out.DurationS = 0
+		if t.clockMax > t.clockMin {
+			out.DurationS = round((t.clockMax-t.clockMin)/1000, 3)
+		}
+	default:
+		for i, in := range insts[1:] {
+			if in.Result.DurationS != out.DurationS {
+				return fmt.Errorf("merge: %s measured %v s, the first %v s: not one run", in.Label(i+1, len(insts)), in.Result.DurationS, out.DurationS)
+			}
+		}
+	}
 	counted := out.Requests
 	if out.LateRequests != nil {
 		counted -= *out.LateRequests
-	}
-	switch out.Mode {
-	case "fresh":
-		if clockMax > clockMin {
-			out.DurationS = round((clockMax-clockMin)/1000, 3)
-		} else {
-			out.DurationS = 0
-		}
-	default:
-		// reused: every instance measures the same DURATION side by side
-		for i, in := range insts[1:] {
-			if in.Result.DurationS != first.DurationS {
-				return nil, fmt.Errorf("merge: %s measured %v s, the first %v s: not one run", in.Label(i+1, n), in.Result.DurationS, first.DurationS)
-			}
-		}
 	}
 	if out.DurationS > 0 && out.Mode != "probe" {
 		rps := round(counted/out.DurationS, 1)
 		out.RPS = &rps
 	}
+	return nil
+}
 
-	// the plan's totals, judged here and nowhere else
+// totalsBroken are the plan's totals rules the merged run of n instances breaks: judged here
+// and nowhere else, as no instance sees them whole.
+func totalsBroken(out *Result, seg *SegmentPart, t *tally, n int) []string {
+	var invalid []string
 	if out.Requests == 0 {
 		invalid = append(invalid, "totals: no measured requests")
 	}
 	if out.Checks.Passes+out.Checks.Fails == 0 {
 		invalid = append(invalid, "totals: no checks ran in the measured scenario")
 	}
-	if seg != nil {
-		t := seg.Totals
-		if t.ExpectedRequests != nil {
-			if out.Requests != *t.ExpectedRequests {
-				invalid = append(invalid, fmt.Sprintf("totals: %.0f requests completed, want %.0f", out.Requests, *t.ExpectedRequests))
-			}
-			if iterations != *t.ExpectedRequests {
-				invalid = append(invalid, fmt.Sprintf("totals: %.0f iterations done, want %.0f", iterations, *t.ExpectedRequests))
-			}
+	if seg == nil {
+		return invalid
+	}
+	plan := seg.Totals
+	if plan.ExpectedRequests != nil {
+		if out.Requests != *plan.ExpectedRequests {
+			invalid = append(invalid, fmt.Sprintf("totals: %.0f requests completed, want %.0f", out.Requests, *plan.ExpectedRequests))
 		}
-		if out.Mode == "fresh" && (out.NewConnections == nil || *out.NewConnections != out.Requests) {
-			invalid = append(invalid, fmt.Sprintf("totals: %s new connections for %.0f requests: every request must open its own", optString(out.NewConnections), out.Requests))
-		}
-		if t.ConnectionsAllowed != nil && opened == nil {
-			// a partial sum could pass the bound the whole run breaks
-			invalid = append(invalid, "totals: not every instance counted the connections it opened: reuse is not proven")
-		}
-		if t.ConnectionsAllowed != nil && opened != nil && *opened > *t.ConnectionsAllowed {
-			invalid = append(invalid, fmt.Sprintf(
-				"totals: %.0f connections opened by %d instances for %.0f planned (one per VU, at most %.0f with the margin) over %.0f measured requests: the target did not keep connections alive",
-				*opened, n, deref(t.ConnectionsPlanned), *t.ConnectionsAllowed, out.Requests))
+		if t.iterations != *plan.ExpectedRequests {
+			invalid = append(invalid, fmt.Sprintf("totals: %.0f iterations done, want %.0f", t.iterations, *plan.ExpectedRequests))
 		}
 	}
-	if len(errs) > 0 {
-		out.Err = strings.Join(errs, "; ")
+	if out.Mode == "fresh" && (out.NewConnections == nil || *out.NewConnections != out.Requests) {
+		invalid = append(invalid, fmt.Sprintf("totals: %s new connections for %.0f requests: every request must open its own", optString(out.NewConnections), out.Requests))
 	}
-	out.Invalid = nonNil(invalid)
-	out.Valid = len(invalid) == 0 && len(errs) == 0
-	if !out.Valid && len(out.Invalid) == 0 {
-		out.Invalid = []string{"an instance failed: " + out.Err}
+	if plan.ConnectionsAllowed != nil && t.opened == nil {
+		// a partial sum could pass the bound the whole run breaks
+		invalid = append(invalid, "totals: not every instance counted the connections it opened: reuse is not proven")
 	}
-	return m, nil
+	if plan.ConnectionsAllowed != nil && t.opened != nil && *t.opened > *plan.ConnectionsAllowed {
+		invalid = append(invalid, fmt.Sprintf(
+			"totals: %.0f connections opened by %d instances for %.0f planned (one per VU, at most %.0f with the margin) over %.0f measured requests: the target did not keep connections alive",
+			*t.opened, n, deref(plan.ConnectionsPlanned), *plan.ConnectionsAllowed, out.Requests))
+	}
+	return invalid
 }
 
 // firstSegment is the first instance's segment part: every instance runs the same script with

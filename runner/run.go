@@ -193,17 +193,8 @@ func Failed(testid string, j Job, err error) *Result {
 // (AllRequests). Resources are nil when there was no target pid, the sampler could not start
 // (a warning goes to Stderr) or k6 wrote no result to count requests from.
 func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID int) (*Result, *Resources) {
-	dir := filepath.Join(r.ResultsDir, testid)
-	summary, err := r.ResultPath(testid, j)
 	fail := func(err error) *Result { return Failed(testid, j, err) }
-	if err != nil {
-		return fail(err), nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fail(err), nil
-	}
-	_ = os.Remove(summary)
-	script, err := r.Script(j.Scenario)
+	summary, script, err := r.prepare(testid, j, "")
 	if err != nil {
 		return fail(err), nil
 	}
@@ -212,12 +203,8 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 	env := r.Env(testid, j, summary)
 	argv := append(append(append(slices.Clone(r.ClientPrefix), r.K6), r.command(env)...), r.ExtraArgs...)
 	argv = append(argv, script)
-	runCtx := ctx
-	if r.Timeout > 0 {
-		var cancel context.CancelFunc
-		runCtx, cancel = context.WithTimeout(ctx, r.Timeout)
-		defer cancel()
-	}
+	runCtx, cancel := r.runContext(ctx)
+	defer cancel()
 	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = r.Stdout, r.Stderr
@@ -261,13 +248,7 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 			res = &sampled
 		}
 	}
-	if ctx.Err() != nil {
-		// killed by the runner on Ctrl-C or SIGTERM: whatever k6 wrote is not a whole run
-		return fail(fmt.Errorf("k6 run %s (target %s) interrupted: not measured", j.Scenario, j.Target)), nil
-	}
-	if runCtx.Err() != nil {
-		res := fail(fmt.Errorf("k6 run %s (target %s) had not ended after RUN_TIMEOUT=%v and was stopped: not measured (a longer run needs a larger RUN_TIMEOUT)", j.Scenario, j.Target, r.Timeout))
-		res.TimedOut = true
+	if res := r.stopped(ctx, runCtx, testid, j, ""); res != nil {
 		return res, nil
 	}
 	var exit *exec.ExitError
@@ -285,6 +266,44 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 	}
 	r.annotate(got, j, summary, upstream, all)
 	return got, res
+}
+
+// prepare readies a cell's run: the folder of its result file (and sub within it) made, a
+// result left by an earlier run removed, and its script found.
+func (r *Runner) prepare(testid string, j Job, sub string) (summary, script string, err error) {
+	if summary, err = r.ResultPath(testid, j); err != nil {
+		return "", "", err
+	}
+	if err := os.MkdirAll(filepath.Join(filepath.Dir(summary), sub), 0o755); err != nil {
+		return "", "", err
+	}
+	_ = os.Remove(summary)
+	script, err = r.Script(j.Scenario)
+	return summary, script, err
+}
+
+// runContext bounds a run by RUN_TIMEOUT (r.Timeout), when one is set.
+func (r *Runner) runContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if r.Timeout > 0 {
+		return context.WithTimeout(ctx, r.Timeout)
+	}
+	return context.WithCancel(ctx)
+}
+
+// stopped is the result of a run the runner stopped, or nil: interrupted (ctx ended: Ctrl-C or
+// SIGTERM, and whatever k6 wrote is not a whole run) or past RUN_TIMEOUT (runCtx ended). how
+// says how the run was made (" split over 2 instances").
+func (r *Runner) stopped(ctx, runCtx context.Context, testid string, j Job, how string) *Result {
+	switch {
+	case ctx.Err() != nil:
+		return Failed(testid, j, fmt.Errorf("k6 run %s (target %s) interrupted: not measured", j.Scenario, j.Target))
+	case runCtx.Err() != nil:
+		res := Failed(testid, j, fmt.Errorf("k6 run %s (target %s)%s had not ended after RUN_TIMEOUT=%v and was stopped: "+
+			"not measured (a longer run needs a larger RUN_TIMEOUT)", j.Scenario, j.Target, how, r.Timeout))
+		res.TimedOut = true
+		return res
+	}
+	return nil
 }
 
 // annotate adds to a run's result, and to its result file, what the runner knows of it and

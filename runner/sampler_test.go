@@ -99,16 +99,24 @@ func startTree(t *testing.T, s helperSpec) *exec.Cmd {
 	return cmd
 }
 
-// waitProcs waits until the tree under root has n processes.
+// waitProcs waits until the tree under root has had n processes for 50 ms. Not the first
+// sight of n: Go's first process start in a helper forks a child that exits at once (the
+// runtime's pidfd check), and counting it would end the wait before the helper's own child ran.
 func waitProcs(t *testing.T, root, n int) {
 	t.Helper()
+	var since time.Time
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		var stats map[int]procStat
 		var kids map[int][]int
 		if !hasChildrenFiles() {
 			stats, kids = scanProc()
 		}
-		if len(walk(root, stats, kids)) >= n {
+		switch {
+		case len(walk(root, stats, kids)) < n:
+			since = time.Time{}
+		case since.IsZero():
+			since = time.Now()
+		case time.Since(since) >= 50*time.Millisecond:
 			return
 		}
 	}

@@ -115,27 +115,15 @@ func (r *Runner) RunSegments(ctx context.Context, testid string, j Job, n int) *
 	if err := CheckSegments(j.Scenario, n); err != nil {
 		return fail(err)
 	}
-	merged, err := r.ResultPath(testid, j)
-	if err != nil {
-		return fail(err)
-	}
 	// apart from the cells' files: `make table` and the report read every *.json of a run's
 	// folder as a cell of its own
-	segDir := filepath.Join(filepath.Dir(merged), SegmentsDir)
-	if err := os.MkdirAll(segDir, 0o755); err != nil {
-		return fail(err)
-	}
-	_ = os.Remove(merged)
-	script, err := r.Script(j.Scenario)
+	merged, script, err := r.prepare(testid, j, SegmentsDir)
 	if err != nil {
 		return fail(err)
 	}
-	runCtx, cancel := context.WithCancel(ctx)
+	segDir := filepath.Join(filepath.Dir(merged), SegmentsDir)
+	runCtx, cancel := r.runContext(ctx)
 	defer cancel()
-	if r.Timeout > 0 {
-		runCtx, cancel = context.WithTimeout(runCtx, r.Timeout)
-		defer cancel()
-	}
 
 	upstream := r.countUpstream(ctx)
 	var out sync.Mutex // one line at a time from the instances' interleaved output
@@ -167,12 +155,7 @@ func (r *Runner) RunSegments(ctx context.Context, testid string, j Job, n int) *
 		return fail(fmt.Errorf("k6 run %s (target %s) split over %d instances: %w", j.Scenario, j.Target, n, err))
 	}
 	r.waitSegments(insts)
-	if ctx.Err() != nil {
-		return fail(fmt.Errorf("k6 run %s (target %s) interrupted: not measured", j.Scenario, j.Target))
-	}
-	if runCtx.Err() != nil {
-		res := fail(fmt.Errorf("k6 run %s (target %s) split over %d instances had not ended after RUN_TIMEOUT=%v and was stopped: not measured", j.Scenario, j.Target, n, r.Timeout))
-		res.TimedOut = true
+	if res := r.stopped(ctx, runCtx, testid, j, fmt.Sprintf(" split over %d instances", n)); res != nil {
 		return res
 	}
 
@@ -411,6 +394,9 @@ func waitReady(ctx context.Context, insts []*segmentInstance) error {
 			}
 			select {
 			case <-in.done:
+				if in.err == nil {
+					return fmt.Errorf("segment %d/%d: k6 ended before it was resumed (its output above says why)", i+1, len(insts))
+				}
 				return fmt.Errorf("segment %d/%d: k6 ended before it was resumed: %w (its output above says why)", i+1, len(insts), in.err)
 			default:
 			}

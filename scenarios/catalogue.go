@@ -1,14 +1,17 @@
 // Package scenarios is the catalogue of the k6 scripts in this folder (catalogue.json): each
-// scenario's mode, route and protocols. The scripts read the same file (lib/catalogue.js), so a
-// scenario is added with one script and one entry.
+// scenario's mode, route and protocols, and the load profiles. The scripts read the same file
+// (lib/catalogue.js, lib/profiles.js), so a scenario is added with one script and one entry.
 package scenarios
 
 import (
+	"cmp"
 	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 )
 
 //go:embed catalogue.json
@@ -34,6 +37,46 @@ type Scenario struct {
 	ProtoNote    string `json:"proto_note,omitempty"`
 }
 
+// A Profile is a named load: the scripts' defaults for their knobs, and the runner's runs.
+type Profile struct {
+	Duration         string `json:"duration"`
+	Warmup           string `json:"warmup"`
+	Connections      int    `json:"connections"`
+	Streams          int    `json:"streams"`
+	Requests         int    `json:"requests"`
+	FreshConnections int    `json:"fresh_connections"`
+	Samples          int    `json:"samples"`
+	Runs             int    `json:"runs"` // of each throughput cell in a bench, when RUNS is not given
+}
+
+// catalogueFile is catalogue.json.
+type catalogueFile struct {
+	DefaultProfile string             `json:"default_profile"`
+	Profiles       map[string]Profile `json:"profiles"`
+	Scenarios      []Scenario         `json:"scenarios"`
+}
+
+// DefaultProfile is the profile of a run that names none.
+func DefaultProfile() string { return catalogue.DefaultProfile }
+
+// ProfileNamed is the named profile, or an error that lists the profiles.
+func ProfileNamed(name string) (Profile, error) {
+	p, ok := catalogue.Profiles[name]
+	if !ok {
+		return Profile{}, fmt.Errorf("unknown PROFILE %q: valid profiles are %s", name, strings.Join(ProfileNames(), ", "))
+	}
+	return p, nil
+}
+
+// ProfileNames are the profiles, from the lightest load.
+func ProfileNames() []string {
+	names := slices.Collect(maps.Keys(catalogue.Profiles))
+	slices.SortFunc(names, func(a, b string) int {
+		return cmp.Compare(catalogue.Profiles[a].Connections*catalogue.Profiles[a].Streams, catalogue.Profiles[b].Connections*catalogue.Profiles[b].Streams)
+	})
+	return names
+}
+
 // Throughput tells a reused or fresh scenario from a probe and the equal-load pass.
 func (s Scenario) Throughput() bool { return s.Mode == Reused || s.Mode == Fresh }
 
@@ -41,7 +84,7 @@ func (s Scenario) Throughput() bool { return s.Mode == Reused || s.Mode == Fresh
 var Protocols = []string{"h1", "h1c", "h2", "h3"}
 
 // catalogue is parsed once; the embedded file is checked by TestCatalogue.
-var catalogue = func() []Scenario {
+var catalogue = func() *catalogueFile {
 	c, err := parse(catalogueJSON)
 	if err != nil {
 		panic(err)
@@ -50,32 +93,46 @@ var catalogue = func() []Scenario {
 }()
 
 // All is the catalogue's scenarios, in the order reports list them.
-func All() []Scenario { return slices.Clone(catalogue) }
+func All() []Scenario { return slices.Clone(catalogue.Scenarios) }
 
 // Lookup is the named scenario's entry.
 func Lookup(name string) (Scenario, bool) {
-	i := slices.IndexFunc(catalogue, func(s Scenario) bool { return s.Name == name })
+	i := slices.IndexFunc(catalogue.Scenarios, func(s Scenario) bool { return s.Name == name })
 	if i < 0 {
 		return Scenario{}, false
 	}
-	return catalogue[i], true
+	return catalogue.Scenarios[i], true
 }
 
-func parse(data []byte) ([]Scenario, error) {
-	var f struct {
-		Scenarios []Scenario `json:"scenarios"`
-	}
+func parse(data []byte) (*catalogueFile, error) {
+	var f catalogueFile
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("scenarios/catalogue.json: %w", err)
 	}
 	seen := map[string]bool{}
+	equalLoads := 0
 	for _, s := range f.Scenarios {
 		if err := s.check(seen); err != nil {
 			return nil, fmt.Errorf("scenarios/catalogue.json: %w", err)
 		}
 		seen[s.Name] = true
+		if s.Mode == EqualLoad {
+			equalLoads++
+		}
 	}
-	return f.Scenarios, nil
+	if equalLoads > 1 {
+		// bench runs one equal-load pass, after the matrix (runner.EqualLoad)
+		return nil, fmt.Errorf("scenarios/catalogue.json: %d equal-load scenarios, at most one", equalLoads)
+	}
+	for name, p := range f.Profiles {
+		if p.Duration == "" || p.Warmup == "" || min(p.Connections, p.Streams, p.Requests, p.FreshConnections, p.Samples, p.Runs) < 1 {
+			return nil, fmt.Errorf("scenarios/catalogue.json: profile %s: every field is needed, every count at least 1", name)
+		}
+	}
+	if _, ok := f.Profiles[f.DefaultProfile]; !ok {
+		return nil, fmt.Errorf("scenarios/catalogue.json: default_profile %q is not a profile", f.DefaultProfile)
+	}
+	return &f, nil
 }
 
 func (s Scenario) check(seen map[string]bool) error {
@@ -93,10 +150,18 @@ func (s Scenario) check(seen map[string]bool) error {
 	case s.Throughput() && len(s.Protos) != 1:
 		return fmt.Errorf("%s: a %s scenario runs over one protocol, got %v", s.Name, s.Mode, s.Protos)
 	}
-	for _, p := range append(s.Protos, s.DefaultProto) {
-		if p != "" && !slices.Contains(Protocols, p) {
+	for _, p := range s.Protos {
+		if !slices.Contains(Protocols, p) {
 			return fmt.Errorf("%s: unknown protocol %q (protocols are %v)", s.Name, p, Protocols)
 		}
 	}
+	// the scripts run a scenario of several protocols over default_proto, or h2, without PROTO
+	if def := cmp.Or(s.DefaultProto, defaultProto); len(s.Protos) > 1 && !slices.Contains(s.Protos, def) {
+		return fmt.Errorf("%s: runs over %v, not over its default protocol %s: set default_proto to one of them", s.Name, s.Protos, def)
+	}
 	return nil
 }
+
+// defaultProto is the protocol a scenario of several runs over without PROTO, unless its entry
+// names another (scenarios/lib/catalogue.js).
+const defaultProto = "h2"

@@ -42,6 +42,19 @@ func TestCatalogue(t *testing.T) {
 	}
 }
 
+func TestProfiles(t *testing.T) {
+	t.Parallel()
+	if got := strings.Join(ProfileNames(), ","); got != "smoke,stable,stress" {
+		t.Errorf("ProfileNames() = %s", got)
+	}
+	if p, err := ProfileNamed(DefaultProfile()); err != nil || p.Runs != 1 || p.Connections != 32 {
+		t.Errorf("the default profile = %+v, %v", p, err)
+	}
+	if _, err := ProfileNamed("soak"); err == nil || err.Error() != `unknown PROFILE "soak": valid profiles are smoke, stable, stress` {
+		t.Errorf("ProfileNamed(soak) = %v", err)
+	}
+}
+
 func TestParseRefuses(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ name, json, want string }{
@@ -53,7 +66,11 @@ func TestParseRefuses(t *testing.T) {
 		{"no protos", `{"scenarios":[{"scenario":"a","mode":"probe","route":"/"}]}`, "no protocols"},
 		{"two for throughput", `{"scenarios":[{"scenario":"a","mode":"reused","route":"/","protos":["h1","h2"]}]}`, "runs over one protocol"},
 		{"protocol", `{"scenarios":[{"scenario":"a","mode":"probe","route":"/","protos":["h4"]}]}`, `unknown protocol "h4"`},
-		{"default", `{"scenarios":[{"scenario":"a","mode":"probe","route":"/","protos":["h1"],"default_proto":"h9"}]}`, `unknown protocol "h9"`},
+		{"default", `{"scenarios":[{"scenario":"a","mode":"probe","route":"/","protos":["h1","h1c"],"default_proto":"h9"}]}`, "not over its default protocol h9"},
+		{"no h2 for the default", `{"scenarios":[{"scenario":"a","mode":"probe","route":"/","protos":["h1","h1c"]}]}`, "not over its default protocol h2"},
+		{"two equal-loads", `{"scenarios":[{"scenario":"a","mode":"equal-load","route":"/","protos":["h2"]},{"scenario":"b","mode":"equal-load","route":"/","protos":["h2"]}]}`, "2 equal-load scenarios"},
+		{"profile field", `{"default_profile":"p","profiles":{"p":{"duration":"1s","warmup":"0s","connections":1,"streams":1,"requests":1,"fresh_connections":1,"samples":1}}}`, "profile p: every field"},
+		{"default profile", `{"default_profile":"q","profiles":{"p":{"duration":"1s","warmup":"0s","connections":1,"streams":1,"requests":1,"fresh_connections":1,"samples":1,"runs":1}}}`, `default_profile "q" is not a profile`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"github.com/proxybench/proxybench/observe"
 	"github.com/proxybench/proxybench/report"
 	"github.com/proxybench/proxybench/runner"
+	"github.com/proxybench/proxybench/scenarios"
 	"github.com/proxybench/proxybench/stack"
 )
 
@@ -22,7 +23,7 @@ import (
 const benchCalibrateSeconds = 3
 
 // calibrate measures the client's ceiling before the matrix: k6 and the native peers on the
-// same short load against direct (32 connections, h2 16 streams: the smoke profile's, unless
+// same short load against direct (the bench profile's connections and h2 streams, unless
 // CONNECTIONS and STREAMS say otherwise), for each protocol of the bench that has a peer. Its
 // k6 results go to a folder of their own (<testid>-calibrate), out of the bench's cells.
 func (b *bench) calibrate(ctx context.Context, f *benchFlags) []*runner.Calibration {
@@ -30,7 +31,8 @@ func (b *bench) calibrate(ctx context.Context, f *benchFlags) []*runner.Calibrat
 		fmt.Fprintf(os.Stderr, "bench: no client calibration: %v\n", err)
 		return nil
 	}
-	conns, streams := 32, 16
+	p, _ := scenarios.ProfileNamed(f.profile) // parseRunFlags checked it
+	conns, streams := p.Connections, p.Streams
 	if n, err := strconv.Atoi(os.Getenv("CONNECTIONS")); err == nil {
 		conns = n
 	}
@@ -245,6 +247,75 @@ func (b *bench) checkpoint() {
 	}
 }
 
+// begin starts the bench's report with the manifest, says what the bench will do, and
+// calibrates the client when asked.
+func (b *bench) begin(ctx context.Context, f *benchFlags, names []string) {
+	m := manifest(ctx, b.stack, b.runner.K6, names, f.profile)
+	m["restart_between_runs"] = f.restart
+	b.report = report.New(f.testid, f.profile, m)
+	restarts := "each target started once"
+	if f.restart {
+		restarts = "each target restarted before each of its runs"
+	}
+	fmt.Fprintf(os.Stderr, "bench %s: profile %s, %d run(s) per throughput cell, protocols %s, modes %s; pinning %s; %s\n",
+		f.testid, f.profile, f.runs, strings.Join(f.protos, ","), strings.Join(f.modes, ","), m["pinning"], restarts)
+	if f.calibrate > 0 {
+		b.report.Calibration = b.calibrate(ctx, f)
+		m["calibration"] = fmt.Sprintf("%d s per client against direct", f.calibrate)
+	}
+}
+
+// runAll runs the planned cells, then the equal-load pass, until the last or a signal or a
+// fatal failure (the upstream died).
+func (b *bench) runAll(ctx context.Context, f *benchFlags, names []string) {
+	var todo []benchJob
+	for _, bj := range f.plan(names) {
+		if b.runnable(bj.job) {
+			todo = append(todo, bj)
+		}
+	}
+	b.t0, b.total = time.Now(), len(todo)
+	if slices.Contains(f.modes, "reused") {
+		b.total += len(b.equalLoadJobs(f, names, nil))
+	}
+	for _, bj := range todo {
+		if ctx.Err() != nil || b.fatal != nil {
+			break
+		}
+		if !b.runnable(bj.job) {
+			continue // its target was left out after it died (checkAlive)
+		}
+		b.step(bj.job, bj.runs)
+		b.run(ctx, bj.job)
+	}
+	b.report.Finish()
+	if slices.Contains(f.modes, "reused") && ctx.Err() == nil && b.fatal == nil {
+		b.equalLoad(ctx, f, names)
+	}
+	b.report.Finished = time.Time{}
+	b.report.Finish()
+}
+
+// writeReport prints the tables and the report's text, and saves bench.json, report.md and
+// report.html.
+func (b *bench) writeReport(f *benchFlags) error {
+	fmt.Fprintf(os.Stderr, "\nbench: %d runs in %v\n", b.done, time.Since(b.t0).Round(time.Second))
+	printTables(b.tables, f.profile, f.testid)
+	// The tables above are run 1 of each cell; this is what the report makes of them all:
+	// medians, CV, the fraction of direct and the client-bound flags.
+	if err := report.Text(os.Stdout, b.report); err != nil {
+		return err
+	}
+	if err := b.report.Save(b.dir); err != nil {
+		return err
+	}
+	if err := report.Write(b.dir, b.report); err != nil {
+		return err
+	}
+	fmt.Printf("\nreport: %s\n", filepath.Join(b.dir, "report.html"))
+	return nil
+}
+
 // withBaseline puts direct first among names when it is not there: every matrix is calibrated
 // against the client's ceiling on this machine (the "vs direct" column), so a bench never runs
 // without it.
@@ -297,11 +368,7 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	s, err := newStack()
-	if err != nil {
-		return err
-	}
-	names, err := s.Config.Select(f.targets)
+	s, names, err := stackOf(f.targets)
 	if err != nil {
 		return err
 	}
@@ -332,62 +399,13 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	for n, t := range st.Targets {
 		b.pids[n] = t.PID
 	}
-	m := manifest(ctx, s, r.K6, names, f.profile)
-	m["restart_between_runs"] = f.restart
-	b.report = report.New(f.testid, f.profile, m)
-	restarts := "each target started once"
-	if f.restart {
-		restarts = "each target restarted before each of its runs"
-	}
-	fmt.Fprintf(os.Stderr, "bench %s: profile %s, %d run(s) per throughput cell, protocols %s, modes %s; pinning %s; %s\n",
-		f.testid, f.profile, f.runs, strings.Join(f.protos, ","), strings.Join(f.modes, ","), m["pinning"], restarts)
-
-	if f.calibrate > 0 {
-		b.report.Calibration = b.calibrate(ctx, f)
-		m["calibration"] = fmt.Sprintf("%d s per client against direct", f.calibrate)
-	}
-	var todo []benchJob
-	for _, bj := range f.plan(names) {
-		if b.runnable(bj.job) {
-			todo = append(todo, bj)
-		}
-	}
-	b.t0, b.total = time.Now(), len(todo)
-	if slices.Contains(f.modes, "reused") {
-		b.total += len(b.equalLoadJobs(f, names, nil))
-	}
-	for _, bj := range todo {
-		if ctx.Err() != nil || b.fatal != nil {
-			break
-		}
-		if !b.runnable(bj.job) {
-			continue // its target was left out after it died (checkAlive)
-		}
-		b.step(bj.job, bj.runs)
-		b.run(ctx, bj.job)
-	}
-	b.report.Finish()
-	if slices.Contains(f.modes, "reused") && ctx.Err() == nil && b.fatal == nil {
-		b.equalLoad(ctx, f, names)
-	}
-	b.report.Finished = time.Time{}
-	b.report.Finish()
+	b.begin(ctx, f, names)
+	b.runAll(ctx, f, names)
 	cut := ctx.Err() != nil // a run was cut short: after it, the report is still written
 	b.finished = !cut
-	fmt.Fprintf(os.Stderr, "\nbench: %d runs in %v\n", b.done, time.Since(b.t0).Round(time.Second))
-	printTables(b.tables, f.profile, f.testid)
-	// The tables above are run 1 of each cell; this is what the report makes of them all:
-	// medians, CV, the fraction of direct and the client-bound flags.
-	if err := report.Text(os.Stdout, b.report); err != nil {
+	if err := b.writeReport(f); err != nil {
 		return err
 	}
-	if err := b.report.Save(b.dir); err != nil {
-		return err
-	}
-	if err := report.Write(b.dir, b.report); err != nil {
-		return err
-	}
-	fmt.Printf("\nreport: %s\n", filepath.Join(b.dir, "report.html"))
 	if b.fatal != nil {
 		return fmt.Errorf("%w; the runs before it are in %s, the report above covers them", b.fatal, b.dir)
 	}

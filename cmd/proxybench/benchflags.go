@@ -8,11 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/proxybench/proxybench/scenarios"
 	"github.com/proxybench/proxybench/stack"
 )
-
-// profileRuns is how many times each throughput cell runs when RUNS is not given.
-var profileRuns = map[string]int{"smoke": 1, "stable": 5, "stress": 3}
 
 var (
 	allProtos = []string{"h1", "h1c", "h2", "h3"}
@@ -93,7 +91,8 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &benchFlags{runFlags: f, dashboard: *dash, restart: *restart, runs: profileRuns[f.profile], check: *check}
+	p, _ := scenarios.ProfileNamed(f.profile) // parseRunFlags checked it
+	b := &benchFlags{runFlags: f, dashboard: *dash, restart: *restart, runs: p.Runs, check: *check}
 	if b.protos, err = listFlag("PROTOS", *protos, allProtos); err != nil {
 		return nil, err
 	}

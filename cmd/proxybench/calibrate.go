@@ -80,11 +80,7 @@ func cmdCalibrate(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	s, err := newStack()
-	if err != nil {
-		return err
-	}
-	names, err := s.Config.Select(f.targets)
+	s, names, err := stackOf(f.targets)
 	if err != nil {
 		return err
 	}

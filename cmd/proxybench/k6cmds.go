@@ -17,7 +17,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proxybench/proxybench/report"
 	"github.com/proxybench/proxybench/runner"
+	"github.com/proxybench/proxybench/scenarios"
 	"github.com/proxybench/proxybench/stack"
 )
 
@@ -34,7 +36,7 @@ func parseRunFlags(fs *flag.FlagSet, args []string) (*runFlags, error) {
 	f := &runFlags{}
 	fs.StringVar(&f.targets, "targets", envOr("TARGET", "all"), "targets: all (every running one) or a comma-separated list")
 	fs.StringVar(&f.testid, "testid", os.Getenv("TESTID"), "tag of this run and name of its results folder (default: a timestamp)")
-	fs.StringVar(&f.profile, "profile", envOr("PROFILE", "smoke"), "smoke, stable or stress")
+	fs.StringVar(&f.profile, "profile", envOr("PROFILE", scenarios.DefaultProfile()), strings.Join(scenarios.ProfileNames(), ", "))
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
@@ -46,10 +48,8 @@ func parseRunFlags(fs *flag.FlagSet, args []string) (*runFlags, error) {
 		// as the scripts check it (scenarios/lib/config.js), before anything runs
 		return nil, fmt.Errorf("TESTID %q: letters, digits, \".\", \"_\" or \"-\", 128 at most (it names the results folder)", f.testid)
 	}
-	switch f.profile {
-	case "smoke", "stable", "stress":
-	default:
-		return nil, fmt.Errorf("unknown PROFILE %q: valid profiles are smoke, stable, stress", f.profile)
+	if _, err := scenarios.ProfileNamed(f.profile); err != nil {
+		return nil, err
 	}
 	if err := checkKnobs(os.Getenv); err != nil {
 		return nil, err
@@ -427,8 +427,8 @@ func printTables(results []*runner.Result, profile, testid string) {
 	for _, r := range results {
 		by[r.Scenario] = append(by[r.Scenario], r)
 	}
-	fmt.Println("\n######## proxybench results: client, proxies and upstream share this machine's CPUs (see README)")
-	for _, sc := range scenarioNames() {
+	fmt.Println("\n######## proxybench results: client, proxies and upstream share this machine's CPUs (report/README.md)")
+	for _, sc := range append(scenarioNames(), runner.EqualLoad.Scenario) {
 		if rs := by[sc]; len(rs) > 0 {
 			runner.PrintTable(os.Stdout, fmt.Sprintf("%s  (profile %s, testid %s)", sc, profile, testid), rs)
 		}
@@ -445,16 +445,28 @@ func cmdTable(_ context.Context, args []string) error {
 	}
 	sort.Strings(files)
 	var results []*runner.Result
+	var unread []string
 	profile, testid := "", filepath.Base(args[0])
 	for _, file := range files {
+		if filepath.Base(file) == report.BenchFile {
+			continue // the bench's own record: its runs are the files beside it
+		}
 		r, err := runner.LoadResult(file)
 		if err != nil {
-			return err
+			// one file that is no result (a note, k6's --summary-export) hides no other
+			unread = append(unread, err.Error())
+			continue
 		}
 		profile = r.Profile
 		results = append(results, r)
 	}
+	if len(results) == 0 {
+		return fmt.Errorf("no result file in %s:\n%s", args[0], strings.Join(unread, "\n"))
+	}
 	printTables(results, profile, testid)
+	for _, u := range unread {
+		fmt.Fprintf(os.Stderr, "table: left out %s\n", u)
+	}
 	return nil
 }
 

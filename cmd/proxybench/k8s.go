@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/proxybench/proxybench/runner"
+	"github.com/proxybench/proxybench/scenarios"
 )
 
 // The TestRun API followed: grafana/k6-operator's api/v1alpha1 (testrun_types.go) and
@@ -78,7 +79,7 @@ func parseK8sFlags(args []string) (*k8sFlags, error) {
 	fs.StringVar(&f.target, "target", os.Getenv("TARGET"), "the target's name in tags and results (default: TARGET_URL's host)")
 	fs.StringVar(&f.influxURL, "influxdb-url", os.Getenv("INFLUXDB_URL"), "every runner streams to this InfluxDB (--out proxybench-influxdb=URL)")
 	fs.StringVar(&f.proto, "proto", os.Getenv("PROTO"), "probes only: h1, h1c, h2 or h3 (default: the probe's own)")
-	fs.StringVar(&f.profile, "profile", envOr("PROFILE", "smoke"), "smoke, stable or stress")
+	fs.StringVar(&f.profile, "profile", envOr("PROFILE", scenarios.DefaultProfile()), strings.Join(scenarios.ProfileNames(), ", "))
 	fs.StringVar(&f.testid, "testid", os.Getenv("TESTID"), "the testid tag (default: a timestamp)")
 	fs.BoolVar(&f.separate, "separate", false, "one runner per node (spec.separate): no two runners share a node's CPUs")
 	fs.StringVar(&f.out, "out", "", "directory for the manifests (default: run/k8s/<testid>/<scenario>[-<proto>])")
@@ -125,10 +126,8 @@ func parseK8sFlags(args []string) (*k8sFlags, error) {
 			errs = append(errs, err)
 		}
 	}
-	switch f.profile {
-	case "smoke", "stable", "stress":
-	default:
-		errs = append(errs, fmt.Errorf("unknown PROFILE %q: valid profiles are smoke, stable, stress", f.profile))
+	if _, err := scenarios.ProfileNamed(f.profile); err != nil {
+		errs = append(errs, err)
 	}
 	if !testidRE.MatchString(f.testid) {
 		errs = append(errs, fmt.Errorf("TESTID %q: letters, digits, \".\", \"_\" or \"-\", 128 at most", f.testid))

@@ -107,3 +107,17 @@ func newStack() (*stack.Stack, error) {
 	}
 	return stack.New(p, os.Stdout)
 }
+
+// stackOf is the stack and the targets TARGETS names ("all", or a comma-separated list), or why
+// they cannot be: an unknown name, a broken targets.json.
+func stackOf(targets string) (*stack.Stack, []string, error) {
+	s, err := newStack()
+	if err != nil {
+		return nil, nil, err
+	}
+	names, err := s.Config.Select(targets)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, names, nil
+}

@@ -80,8 +80,10 @@ func manifest(ctx context.Context, s *stack.Stack, k6 string, names []string, pr
 			hashes[n+"/"+filepath.Base(f)] = h
 		}
 	}
-	// the scripts that measured: a change to a check or a threshold changes what a figure means
+	// the scripts that measured, and the catalogue that gives their modes and profiles: a change
+	// to a check, a threshold or a profile changes what a figure means
 	scripts, _ := filepath.Glob(filepath.Join(s.Root, "scenarios", "*.js"))
+	scripts = append(scripts, filepath.Join(s.Root, "scenarios", "catalogue.json"))
 	libs, _ := filepath.Glob(filepath.Join(s.Root, "scenarios", "lib", "*.js"))
 	native, _ := filepath.Glob(filepath.Join(s.Root, "scenarios", "native", "*.js"))
 	for _, f := range slices.Concat(scripts, libs, native) {

@@ -198,11 +198,8 @@ func cmdSoak(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	s, err := newStack()
+	s, _, err := stackOf(f.target)
 	if err != nil {
-		return err
-	}
-	if _, err := s.Config.Select(f.target); err != nil {
 		return err
 	}
 	if f.target != stack.Direct {
@@ -269,6 +266,13 @@ func cmdSoak(ctx context.Context, args []string) (err error) {
 		}
 		return fmt.Errorf("interrupted after %d samples (%.0f s): no verdict; the samples so far are in %s", len(rep.Samples), exit, path)
 	}
+	return rep.conclude(res, resultPath, exit, path)
+}
+
+// conclude judges the soak from the k6 run's result (at resultPath, ended exit seconds after
+// the sampler started) and the samples, prints the table and saves the report at path. The
+// error says every way the soak failed.
+func (r *soakReport) conclude(res *runner.Result, resultPath string, exit float64, path string) error {
 	var errs []error
 	if res.Err != "" || !res.Valid {
 		why := res.Err
@@ -280,25 +284,25 @@ func cmdSoak(ctx context.Context, args []string) (err error) {
 	if w, werr := measuredWindow(resultPath, exit); werr != nil {
 		errs = append(errs, fmt.Errorf("no verdict: %w", werr))
 	} else {
-		rep.Window = &w
+		r.Window = &w
 		if res.RPS != nil {
-			rep.RPS = *res.RPS
+			r.RPS = *res.RPS
 		} else if res.DurationS > 0 {
-			rep.RPS = res.Requests / res.DurationS
+			r.RPS = res.Requests / res.DurationS
 		}
-		rep.Verdict = judgeSoak(procs, rep.Samples, w, rep.RPS)
+		r.Verdict = judgeSoak(r.Processes, r.Samples, w, r.RPS)
 	}
-	printSoakTable(os.Stdout, rep)
-	for _, v := range rep.Verdict {
+	printSoakTable(os.Stdout, r)
+	for _, v := range r.Verdict {
 		if !v.OK {
 			errs = append(errs, fmt.Errorf("%s (%s) %s: %s", v.Name, v.Role, v.Bound.Metric, soakFigures(v)))
 		}
 	}
-	rep.Pass = len(errs) == 0 && len(rep.Verdict) > 0
+	r.Pass = len(errs) == 0 && len(r.Verdict) > 0
 	if len(errs) > 0 {
-		rep.Error = errors.Join(errs...).Error()
+		r.Error = errors.Join(errs...).Error()
 	}
-	if err := rep.save(path); err != nil {
+	if err := r.save(path); err != nil {
 		errs = append(errs, err)
 	}
 	fmt.Printf("\nsoak: %s\n", path)

@@ -22,13 +22,12 @@ func stackAndTargets(name string, args []string) (*stack.Stack, []string, error)
 	if err := fs.Parse(args); err != nil {
 		return nil, nil, err
 	}
-	s, err := newStack()
+	s, names, err := stackOf(*targets)
 	if err != nil {
 		return nil, nil, err
 	}
-	names, err := s.Config.Select(*targets)
 	s.KeepGoing = stack.SelectsAll(*targets)
-	return s, names, err
+	return s, names, nil
 }
 
 // cmdSetup installs what is missing. With TARGETS=all a target that cannot be installed is said
@@ -68,11 +67,7 @@ func cmdUp(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	s, err := newStack()
-	if err != nil {
-		return err
-	}
-	names, err := s.Config.Select(*targets)
+	s, names, err := stackOf(*targets)
 	if err != nil {
 		return err
 	}
