@@ -68,11 +68,10 @@ func IsProbe(scenario string) bool {
 
 // ProbeProtos are the protocols a probe runs over.
 func ProbeProtos(scenario string) []string {
-	if !IsProbe(scenario) {
-		return nil
+	if s, ok := scenarios.Lookup(scenario); ok && s.Mode == scenarios.Probe {
+		return slices.Clone(s.Protos)
 	}
-	s, _ := scenarios.Lookup(scenario)
-	return slices.Clone(s.Protos)
+	return nil
 }
 
 // ModeOf is the mode of a scenario's results, as its script sets it: reused, fresh, probe or

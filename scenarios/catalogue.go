@@ -51,6 +51,7 @@ type Profile struct {
 
 // catalogueFile is catalogue.json.
 type catalogueFile struct {
+	DefaultProto   string             `json:"default_proto"` // of a scenario of several protocols, unless its entry names one
 	DefaultProfile string             `json:"default_profile"`
 	Profiles       map[string]Profile `json:"profiles"`
 	Scenarios      []Scenario         `json:"scenarios"`
@@ -68,14 +69,8 @@ func ProfileNamed(name string) (Profile, error) {
 	return p, nil
 }
 
-// ProfileNames are the profiles, from the lightest load.
-func ProfileNames() []string {
-	names := slices.Collect(maps.Keys(catalogue.Profiles))
-	slices.SortFunc(names, func(a, b string) int {
-		return cmp.Compare(catalogue.Profiles[a].Connections*catalogue.Profiles[a].Streams, catalogue.Profiles[b].Connections*catalogue.Profiles[b].Streams)
-	})
-	return names
-}
+// ProfileNames are the profiles, sorted.
+func ProfileNames() []string { return slices.Sorted(maps.Keys(catalogue.Profiles)) }
 
 // Throughput tells a reused or fresh scenario from a probe and the equal-load pass.
 func (s Scenario) Throughput() bool { return s.Mode == Reused || s.Mode == Fresh }
@@ -109,10 +104,13 @@ func parse(data []byte) (*catalogueFile, error) {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("scenarios/catalogue.json: %w", err)
 	}
+	if !slices.Contains(Protocols, f.DefaultProto) {
+		return nil, fmt.Errorf("scenarios/catalogue.json: default_proto %q is not a protocol (protocols are %v)", f.DefaultProto, Protocols)
+	}
 	seen := map[string]bool{}
 	equalLoads := 0
 	for _, s := range f.Scenarios {
-		if err := s.check(seen); err != nil {
+		if err := s.check(seen, f.DefaultProto); err != nil {
 			return nil, fmt.Errorf("scenarios/catalogue.json: %w", err)
 		}
 		seen[s.Name] = true
@@ -135,7 +133,7 @@ func parse(data []byte) (*catalogueFile, error) {
 	return &f, nil
 }
 
-func (s Scenario) check(seen map[string]bool) error {
+func (s Scenario) check(seen map[string]bool, defaultProto string) error {
 	switch {
 	case s.Name == "":
 		return errors.New("an entry has no scenario name")
@@ -155,13 +153,10 @@ func (s Scenario) check(seen map[string]bool) error {
 			return fmt.Errorf("%s: unknown protocol %q (protocols are %v)", s.Name, p, Protocols)
 		}
 	}
-	// the scripts run a scenario of several protocols over default_proto, or h2, without PROTO
+	// without PROTO, the scripts run a scenario of several protocols over its default_proto, or
+	// the catalogue's (lib/catalogue.js)
 	if def := cmp.Or(s.DefaultProto, defaultProto); len(s.Protos) > 1 && !slices.Contains(s.Protos, def) {
 		return fmt.Errorf("%s: runs over %v, not over its default protocol %s: set default_proto to one of them", s.Name, s.Protos, def)
 	}
 	return nil
 }
-
-// defaultProto is the protocol a scenario of several runs over without PROTO, unless its entry
-// names another (scenarios/lib/catalogue.js).
-const defaultProto = "h2"

@@ -59,18 +59,19 @@ func TestParseRefuses(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ name, json, want string }{
 		{"not json", `{`, "unexpected end"},
-		{"no name", `{"scenarios":[{"mode":"probe","route":"/","protos":["h2"]}]}`, "no scenario name"},
-		{"twice", `{"scenarios":[{"scenario":"a","mode":"probe","route":"/","protos":["h2"]},{"scenario":"a","mode":"probe","route":"/","protos":["h2"]}]}`, "a is listed twice"},
-		{"mode", `{"scenarios":[{"scenario":"a","mode":"closed","route":"/","protos":["h2"]}]}`, `unknown mode "closed"`},
-		{"route", `{"scenarios":[{"scenario":"a","mode":"probe","protos":["h2"]}]}`, "no route"},
-		{"no protos", `{"scenarios":[{"scenario":"a","mode":"probe","route":"/"}]}`, "no protocols"},
-		{"two for throughput", `{"scenarios":[{"scenario":"a","mode":"reused","route":"/","protos":["h1","h2"]}]}`, "runs over one protocol"},
-		{"protocol", `{"scenarios":[{"scenario":"a","mode":"probe","route":"/","protos":["h4"]}]}`, `unknown protocol "h4"`},
-		{"default", `{"scenarios":[{"scenario":"a","mode":"probe","route":"/","protos":["h1","h1c"],"default_proto":"h9"}]}`, "not over its default protocol h9"},
-		{"no h2 for the default", `{"scenarios":[{"scenario":"a","mode":"probe","route":"/","protos":["h1","h1c"]}]}`, "not over its default protocol h2"},
-		{"two equal-loads", `{"scenarios":[{"scenario":"a","mode":"equal-load","route":"/","protos":["h2"]},{"scenario":"b","mode":"equal-load","route":"/","protos":["h2"]}]}`, "2 equal-load scenarios"},
-		{"profile field", `{"default_profile":"p","profiles":{"p":{"duration":"1s","warmup":"0s","connections":1,"streams":1,"requests":1,"fresh_connections":1,"samples":1}}}`, "profile p: every field"},
-		{"default profile", `{"default_profile":"q","profiles":{"p":{"duration":"1s","warmup":"0s","connections":1,"streams":1,"requests":1,"fresh_connections":1,"samples":1,"runs":1}}}`, `default_profile "q" is not a profile`},
+		{"no name", `{"default_proto":"h2","scenarios":[{"mode":"probe","route":"/","protos":["h2"]}]}`, "no scenario name"},
+		{"twice", `{"default_proto":"h2","scenarios":[{"scenario":"a","mode":"probe","route":"/","protos":["h2"]},{"scenario":"a","mode":"probe","route":"/","protos":["h2"]}]}`, "a is listed twice"},
+		{"mode", `{"default_proto":"h2","scenarios":[{"scenario":"a","mode":"closed","route":"/","protos":["h2"]}]}`, `unknown mode "closed"`},
+		{"route", `{"default_proto":"h2","scenarios":[{"scenario":"a","mode":"probe","protos":["h2"]}]}`, "no route"},
+		{"no protos", `{"default_proto":"h2","scenarios":[{"scenario":"a","mode":"probe","route":"/"}]}`, "no protocols"},
+		{"two for throughput", `{"default_proto":"h2","scenarios":[{"scenario":"a","mode":"reused","route":"/","protos":["h1","h2"]}]}`, "runs over one protocol"},
+		{"protocol", `{"default_proto":"h2","scenarios":[{"scenario":"a","mode":"probe","route":"/","protos":["h4"]}]}`, `unknown protocol "h4"`},
+		{"default", `{"default_proto":"h2","scenarios":[{"scenario":"a","mode":"probe","route":"/","protos":["h1","h1c"],"default_proto":"h9"}]}`, "not over its default protocol h9"},
+		{"no h2 for the default", `{"default_proto":"h2","scenarios":[{"scenario":"a","mode":"probe","route":"/","protos":["h1","h1c"]}]}`, "not over its default protocol h2"},
+		{"two equal-loads", `{"default_proto":"h2","scenarios":[{"scenario":"a","mode":"equal-load","route":"/","protos":["h2"]},{"scenario":"b","mode":"equal-load","route":"/","protos":["h2"]}]}`, "2 equal-load scenarios"},
+		{"catalogue's default", `{"default_proto":"h4","scenarios":[]}`, `default_proto "h4" is not a protocol`},
+		{"profile field", `{"default_proto":"h2","default_profile":"p","profiles":{"p":{"duration":"1s","warmup":"0s","connections":1,"streams":1,"requests":1,"fresh_connections":1,"samples":1}}}`, "profile p: every field"},
+		{"default profile", `{"default_proto":"h2","default_profile":"q","profiles":{"p":{"duration":"1s","warmup":"0s","connections":1,"streams":1,"requests":1,"fresh_connections":1,"samples":1,"runs":1}}}`, `default_profile "q" is not a profile`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

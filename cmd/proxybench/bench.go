@@ -14,7 +14,6 @@ import (
 	"github.com/proxybench/proxybench/observe"
 	"github.com/proxybench/proxybench/report"
 	"github.com/proxybench/proxybench/runner"
-	"github.com/proxybench/proxybench/scenarios"
 	"github.com/proxybench/proxybench/stack"
 )
 
@@ -31,8 +30,7 @@ func (b *bench) calibrate(ctx context.Context, f *benchFlags) []*runner.Calibrat
 		fmt.Fprintf(os.Stderr, "bench: no client calibration: %v\n", err)
 		return nil
 	}
-	p, _ := scenarios.ProfileNamed(f.profile) // parseRunFlags checked it
-	conns, streams := p.Connections, p.Streams
+	conns, streams := f.load.Connections, f.load.Streams
 	if n, err := strconv.Atoi(os.Getenv("CONNECTIONS")); err == nil {
 		conns = n
 	}

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/proxybench/proxybench/scenarios"
 	"github.com/proxybench/proxybench/stack"
 )
 
@@ -91,8 +90,7 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, _ := scenarios.ProfileNamed(f.profile) // parseRunFlags checked it
-	b := &benchFlags{runFlags: f, dashboard: *dash, restart: *restart, runs: p.Runs, check: *check}
+	b := &benchFlags{runFlags: f, dashboard: *dash, restart: *restart, runs: f.load.Runs, check: *check}
 	if b.protos, err = listFlag("PROTOS", *protos, allProtos); err != nil {
 		return nil, err
 	}

@@ -25,6 +25,7 @@ import (
 
 type runFlags struct {
 	targets, testid, profile string
+	load                     scenarios.Profile // the profile's figures
 	extra                    []string
 	timeout                  time.Duration // of each k6 run (runTimeout)
 	client                   string        // CLIENT: runner.ClientNative or runner.ClientK6
@@ -48,7 +49,8 @@ func parseRunFlags(fs *flag.FlagSet, args []string) (*runFlags, error) {
 		// as the scripts check it (scenarios/lib/config.js), before anything runs
 		return nil, fmt.Errorf("TESTID %q: letters, digits, \".\", \"_\" or \"-\", 128 at most (it names the results folder)", f.testid)
 	}
-	if _, err := scenarios.ProfileNamed(f.profile); err != nil {
+	var err error
+	if f.load, err = scenarios.ProfileNamed(f.profile); err != nil {
 		return nil, err
 	}
 	if err := checkKnobs(os.Getenv); err != nil {
@@ -59,7 +61,6 @@ func parseRunFlags(fs *flag.FlagSet, args []string) (*runFlags, error) {
 	if u := os.Getenv("TARGET_URL"); u != "" && fs.Name() != "k6-cloud" {
 		return nil, fmt.Errorf("TARGET_URL=%s: make %s measures the targets of the local stack; a remote target runs as `bin/k6 run -e TARGET_URL=%s scenarios/<scenario>.js` or `make k6-cloud MODE=cloud`", u, fs.Name(), u)
 	}
-	var err error
 	if f.timeout, err = runTimeout(os.Getenv); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,6 @@
-// k6 options for the four kinds of script (reused, fresh, probe, equal-load). Thresholds define validity: a run whose checks,
-// requests, protocol or iterations are not all as they must be fails its thresholds (k6 exits
-// with 99) and its result says invalid (summary.js).
+// k6 options for the four kinds of script (reused, fresh, probe, equal-load). Thresholds define
+// validity: a run whose checks, requests, protocol or iterations are not all as they must be
+// fails its thresholds (k6 exits with 99) and its result says invalid (summary.js).
 import { positiveInt } from './config.js';
 import { hosts } from './targets.js';
 

@@ -201,7 +201,6 @@ export function buildResult(data, cfg, spec = {}) {
   for (const p of Object.keys(protosSeen)) {
     if (p !== cfg.proto.expected && p !== 'none') invalid.push(`${protosSeen[p]} ${unit} over ${p}, want ${cfg.proto.expected}`);
   }
-  if (dropped > 0 && !openModel) invalid.push(`${dropped} iterations dropped`);
   if (openModel) {
     const per = spec.arrival.perIteration;
     if (dropped > 0) {
@@ -210,6 +209,8 @@ export function buildResult(data, cfg, spec = {}) {
         `${requests + dropped * per} requests not started on time (every VU busy)`;
     }
     if (droppedAll > dropped) result.warmup_dropped_iterations = droppedAll - dropped;
+  } else if (dropped > 0) {
+    invalid.push(`${dropped} iterations dropped`);
   }
   if (spec.invalid) invalid.push(...spec.invalid(data, result));
   if (cfg.mode === 'fresh' && newConns !== requests) {
