@@ -52,12 +52,14 @@ var (
 	notFoundResponse = newStatic(http.StatusNotFound, contentTypeText, []byte("404 page not found\n"))
 )
 
-func (sr *staticResponse) serve(w http.ResponseWriter) {
+// serve writes the answer and returns the body bytes written.
+func (sr *staticResponse) serve(w http.ResponseWriter) int64 {
 	h := w.Header()
 	h["Content-Type"] = sr.contentType
 	h["Content-Length"] = sr.contentLength
 	if sr.status != http.StatusOK {
 		w.WriteHeader(sr.status)
 	}
-	_, _ = w.Write(sr.body)
+	n, _ := w.Write(sr.body)
+	return int64(n)
 }

@@ -18,6 +18,8 @@
 //	                  ?count=1..10000 (3) &interval_ms=0..60000 (150)
 //	/ws               WebSocket: a text welcome {"hello":"bench"}, then echo
 //	/debug/conns      {"h1c":N,"tls":M,"h3":K}: connections accepted per listener
+//	/debug/served     {"h1c":{"/":{"requests":N,"bytes":B},...},"tls":{...},"h3":{...}}:
+//	                  answers and body bytes per listener and route (not /debug/*, not 404s)
 //
 // Anything else is 404; a malformed or out-of-range parameter is 400 with a
 // plain-text message naming it and its range.

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -141,6 +142,7 @@ func FuzzHandler(f *testing.F) {
 		ctx, cancel := context.WithTimeout(context.Background(), fuzzDeadline)
 		defer cancel()
 		w := &fuzzWriter{header: http.Header{}, gone: cancel, rest: br}
+		before := s.served.snapshot()
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
@@ -154,6 +156,7 @@ func FuzzHandler(f *testing.F) {
 		w.wsDone.Wait()
 
 		path := req.URL.Path
+		checkServed(t, before, s.served.snapshot(), req, w)
 		if w.hijacked.Load() {
 			if path != "/ws" {
 				t.Fatalf("%s %q: hijacked, only /ws may", method, target)
@@ -205,7 +208,7 @@ func FuzzHandler(f *testing.F) {
 // a client sends is the server's error.
 func allowedStatuses(path, method string) string {
 	switch path {
-	case "/", "/json", "/healthz", "/debug/conns":
+	case "/", "/json", "/healthz", "/debug/conns", "/debug/served":
 		return " 200 "
 	case "/upload":
 		if method != http.MethodPost && method != http.MethodPut {
@@ -219,6 +222,36 @@ func allowedStatuses(path, method string) string {
 		return " 400 405 "
 	}
 	return " 404 "
+}
+
+// checkServed: a request on a counted route moves its h1c cell (the fuzz
+// request has no TLS) by one answer and the body bytes the writer took (none
+// for HEAD); a WebSocket session by at most one and at most what it sent; any
+// other request moves nothing.
+func checkServed(t *testing.T, before, after servedSnapshot, req *http.Request, w *fuzzWriter) {
+	t.Helper()
+	want := before
+	if route := slices.Index(routeNames[:], req.URL.Path); route >= 0 {
+		cell := &want[listenerH1C][route]
+		switch {
+		case w.hijacked.Load():
+			got := after[listenerH1C][route]
+			if d := got[0] - cell[0]; d > 1 || got[1]-cell[1] > w.wsOut.Load() || (d == 0 && got[1] != cell[1]) {
+				t.Fatalf("/ws session: served moved by %d requests, %d bytes, for %d bytes sent",
+					d, got[1]-cell[1], w.wsOut.Load())
+			}
+			*cell = got
+		case req.Method == http.MethodHead:
+			cell[0]++
+		default:
+			cell[0]++
+			cell[1] += w.n
+		}
+	}
+	if after != want {
+		t.Fatalf("%s %q (%d body bytes written): served counters moved from %v to %v, want %v",
+			req.Method, req.URL, w.n, before, after, want)
+	}
 }
 
 var errFuzzClientGone = errors.New("fuzz client went away")

@@ -17,26 +17,40 @@ var (
 var _ http.Handler = (*server)(nil)
 
 // ServeHTTP routes on the exact path with a switch: no mux, no allocation.
-// Static routes answer any method, as GoDoxy's bench server does.
+// Static routes answer any method, as GoDoxy's bench server does. Every
+// answer of a route in routeNames is counted in s.served once written,
+// before the handler returns and so before the client can have all of it;
+// /debug/* and 404s are not, so reading the counters does not move them.
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var route routeID
+	var n int64 // body bytes written
 	switch r.URL.Path {
 	case "/":
-		rootResponse.serve(w)
+		route, n = routeRoot, rootResponse.serve(w)
 	case "/json":
-		jsonResponse.serve(w)
+		route, n = routeJSON, jsonResponse.serve(w)
 	case "/healthz":
-		healthzResponse.serve(w)
+		route, n = routeHealthz, healthzResponse.serve(w)
 	case "/upload":
-		s.serveUpload(w, r)
+		route, n = routeUpload, s.serveUpload(w, r)
 	case "/stream":
-		s.serveStream(w, r)
+		route, n = routeStream, s.serveStream(w, r)
 	case "/sse":
-		serveSSE(w, r)
+		route, n = routeSSE, serveSSE(w, r)
 	case "/ws":
+		// counts itself: a session's bytes are written after its upgrade,
+		// long after the request
 		s.serveWS(w, r)
+		return
 	case "/debug/conns":
 		s.serveConns(w)
+		return
+	case "/debug/served":
+		s.serveServed(w)
+		return
 	default:
 		notFoundResponse.serve(w)
+		return
 	}
+	s.served.count(r, route, n)
 }

@@ -17,17 +17,21 @@ import (
 type server struct {
 	uploadLimit int64
 	conns       connCounters
+	served      servedCounters
 	// streamChunk backs every /stream chunk: a prefix of it is the chunk.
 	streamChunk []byte
 	ws          wsRegistry
+	upgrader    websocket.Upgrader
 }
 
 func newServer(uploadLimit int64) *server {
-	return &server{
+	s := &server{
 		uploadLimit: uploadLimit,
 		streamChunk: pattern(streamParams[1].max),
 		ws:          wsRegistry{conns: make(map[*websocket.Conn]struct{})},
 	}
+	s.upgrader = newUpgrader(s)
+	return s
 }
 
 // instance is a started server: its listeners are bound and being served.

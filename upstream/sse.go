@@ -13,12 +13,12 @@ var sseParams = [...]intParam{
 
 // serveSSE sends count "tick" events, the first at once and then one per
 // interval, each flushed on its own: time to first event measures whether a
-// proxy passes an event stream through as it comes.
-func serveSSE(w http.ResponseWriter, r *http.Request) {
+// proxy passes an event stream through as it comes. It returns the body
+// bytes written, fewer than the events' when the client went away.
+func serveSSE(w http.ResponseWriter, r *http.Request) (written int64) {
 	var v [len(sseParams)]int
 	if err := parseInts(r.URL.RawQuery, sseParams[:], v[:]); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
+		return httpError(w, err.Error(), http.StatusBadRequest)
 	}
 	count := v[0]
 	pace := newPacer(time.Duration(v[1]) * time.Millisecond)
@@ -31,16 +31,19 @@ func serveSSE(w http.ResponseWriter, r *http.Request) {
 	buf := make([]byte, 0, 96)
 	for seq := range count {
 		if seq > 0 && !pace.wait(r.Context()) {
-			return
+			return written
 		}
 		buf = appendTick(buf[:0], seq, time.Now())
-		if _, err := w.Write(buf); err != nil {
-			return
+		n, err := w.Write(buf)
+		written += int64(n)
+		if err != nil {
+			return written
 		}
 		if err := rc.Flush(); err != nil {
-			return
+			return written
 		}
 	}
+	return written
 }
 
 // appendTick appends one event: `event: tick`, `data: {"seq":N,"ts":ms}`.

@@ -13,12 +13,13 @@ var streamParams = [...]intParam{
 
 // serveStream sends chunks*chunk_bytes bytes without a Content-Length, so
 // HTTP/1.1 frames them chunked, and flushes each chunk: a proxy that buffers
-// shows up as a late first byte.
-func (s *server) serveStream(w http.ResponseWriter, r *http.Request) {
+// shows up as a late first byte. It returns the body bytes written, fewer
+// than asked when the client went away (chunked framing is net/http's, not
+// counted).
+func (s *server) serveStream(w http.ResponseWriter, r *http.Request) (written int64) {
 	var v [len(streamParams)]int
 	if err := parseInts(r.URL.RawQuery, streamParams[:], v[:]); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
+		return httpError(w, err.Error(), http.StatusBadRequest)
 	}
 	chunks, chunk := v[0], s.streamChunk[:v[1]]
 	pace := newPacer(time.Duration(v[2]) * time.Millisecond)
@@ -30,13 +31,16 @@ func (s *server) serveStream(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	for i := range chunks {
 		if i > 0 && !pace.wait(r.Context()) {
-			return
+			return written
 		}
-		if _, err := w.Write(chunk); err != nil {
-			return
+		n, err := w.Write(chunk)
+		written += int64(n)
+		if err != nil {
+			return written
 		}
 		if err := rc.Flush(); err != nil {
-			return
+			return written
 		}
 	}
+	return written
 }

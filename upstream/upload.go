@@ -16,27 +16,24 @@ var (
 
 // serveUpload drains the body, counting it, and replies {"bytes":N}. The
 // body goes to io.Discard: holding it would make the upstream's memory, not
-// the proxy, the thing an upload benchmark measures.
-func (s *server) serveUpload(w http.ResponseWriter, r *http.Request) {
+// the proxy, the thing an upload benchmark measures. It returns the answer's
+// body bytes written.
+func (s *server) serveUpload(w http.ResponseWriter, r *http.Request) int64 {
 	if r.Method != http.MethodPost && r.Method != http.MethodPut {
 		w.Header()["Allow"] = allowUpload
-		http.Error(w, fmt.Sprintf("/upload accepts POST and PUT, not %s", clip(r.Method)), http.StatusMethodNotAllowed)
-		return
+		return httpError(w, fmt.Sprintf("/upload accepts POST and PUT, not %s", clip(r.Method)), http.StatusMethodNotAllowed)
 	}
 	// A declared length over the limit is refused before reading a byte;
 	// a chunked body is counted as it comes, by MaxBytesReader.
 	if r.ContentLength > s.uploadLimit {
-		s.tooLarge(w, r)
-		return
+		return s.tooLarge(w, r)
 	}
 	n, err := io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, s.uploadLimit))
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			s.tooLarge(w, r)
-			return
+			return s.tooLarge(w, r)
 		}
-		http.Error(w, fmt.Sprintf("reading the upload after %d bytes: %v", n, err), http.StatusBadRequest)
-		return
+		return httpError(w, fmt.Sprintf("reading the upload after %d bytes: %v", n, err), http.StatusBadRequest)
 	}
 
 	b := make([]byte, 0, 32)
@@ -46,12 +43,13 @@ func (s *server) serveUpload(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h["Content-Type"] = contentTypeJSON
 	h["Content-Length"] = []string{strconv.Itoa(len(b))}
-	_, _ = w.Write(b)
+	written, _ := w.Write(b)
+	return int64(written)
 }
 
 // tooLarge answers 413 and, on HTTP/1.1, closes the connection without
-// reading any more of the body.
-func (s *server) tooLarge(w http.ResponseWriter, r *http.Request) {
+// reading any more of the body. It returns the body bytes written.
+func (s *server) tooLarge(w http.ResponseWriter, r *http.Request) int64 {
 	if r.ProtoMajor == 1 {
 		// Without it net/http reads the body it was told to refuse
 		// before answering: closing the connection is the way to answer
@@ -65,5 +63,5 @@ func (s *server) tooLarge(w http.ResponseWriter, r *http.Request) {
 		// closes once the 413 is out.
 		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 	}
-	http.Error(w, fmt.Sprintf("upload larger than the limit of %d bytes (-upload-limit)", s.uploadLimit), http.StatusRequestEntityTooLarge)
+	return httpError(w, fmt.Sprintf("upload larger than the limit of %d bytes (-upload-limit)", s.uploadLimit), http.StatusRequestEntityTooLarge)
 }

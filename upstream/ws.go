@@ -3,7 +3,9 @@ package main
 import (
 	"io"
 	"net/http"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -25,15 +27,26 @@ const wsCloseWait = 2 * time.Second
 // message can keep the echo busy, and refuses a length no bench client sends.
 const wsReadLimit = defaultUploadLimit
 
-var upgrader = websocket.Upgrader{
-	ReadBufferSize:  4096,
-	WriteBufferSize: 4096,
-	// Bench clients and proxies send whatever Origin they like, and there is
-	// nothing here a cross-origin page could abuse.
-	CheckOrigin: func(*http.Request) bool { return true },
+// newUpgrader is the /ws upgrader of s: its Error hook answers a refused
+// upgrade as gorilla's default does, and counts it.
+func newUpgrader(s *server) websocket.Upgrader {
+	return websocket.Upgrader{
+		ReadBufferSize:  4096,
+		WriteBufferSize: 4096,
+		// Bench clients and proxies send whatever Origin they like, and there is
+		// nothing here a cross-origin page could abuse.
+		CheckOrigin: func(*http.Request) bool { return true },
+		Error:       s.refuseWS,
+	}
 }
 
-var wsWelcomeMsg = []byte(wsWelcome)
+// refuseWS answers an upgrade gorilla refuses (a plain GET, a bad key or
+// version: 400; not a GET: 405) as its default does, and counts the answer:
+// the upstream answered it, as it answers a 400 on /stream.
+func (s *server) refuseWS(w http.ResponseWriter, r *http.Request, status int, _ error) {
+	w.Header().Set("Sec-Websocket-Version", "13")
+	s.served.count(r, routeWS, httpError(w, http.StatusText(status), status))
+}
 
 // serveWS sends the welcome, then echoes every message with its own type
 // (text as text, binary as binary) until the client closes. Messages are
@@ -41,8 +54,12 @@ var wsWelcomeMsg = []byte(wsWelcome)
 // wsReadLimit). A frame gorilla finds malformed (unmasked, a reserved opcode
 // or bit, a control frame over 125 bytes) gets close 1002 and ends the
 // connection, as does a client that goes away mid-frame.
+//
+// A session counts as one /ws request once the upgrade succeeded, before the
+// welcome is sent; its bytes are the payloads sent (the welcome and every
+// echo, not the frame headers), counted as each message is sent.
 func (s *server) serveWS(w http.ResponseWriter, r *http.Request) {
-	c, err := upgrader.Upgrade(w, r, nil) // answers the failed upgrades itself
+	c, err := s.upgrader.Upgrade(w, r, nil) // refuseWS answers the failed upgrades
 	if err != nil {
 		return
 	}
@@ -50,8 +67,10 @@ func (s *server) serveWS(w http.ResponseWriter, r *http.Request) {
 	defer s.ws.remove(c)
 	defer c.Close()
 	c.SetReadLimit(wsReadLimit)
+	served := s.served.cell(r, routeWS)
+	served.requests.Add(1)
 
-	if err := c.WriteMessage(websocket.TextMessage, wsWelcomeMsg); err != nil {
+	if err := wsSend(c, websocket.TextMessage, strings.NewReader(wsWelcome), &served.bytes); err != nil {
 		return
 	}
 	for {
@@ -59,17 +78,27 @@ func (s *server) serveWS(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return // a close frame included: gorilla has answered it
 		}
-		wr, err := c.NextWriter(kind)
-		if err != nil {
-			return
-		}
-		if _, err := io.Copy(wr, rd); err != nil {
-			return
-		}
-		if err := wr.Close(); err != nil {
+		if err := wsSend(c, kind, rd, &served.bytes); err != nil {
 			return
 		}
 	}
+}
+
+// wsSend sends what src holds as one message of kind, streamed through
+// gorilla's write buffer, and adds its payload bytes to sent before the
+// message's last frame goes out: a client that has the whole message finds
+// it counted.
+func wsSend(c *websocket.Conn, kind int, src io.Reader, sent *atomic.Int64) error {
+	wr, err := c.NextWriter(kind)
+	if err != nil {
+		return err
+	}
+	n, err := io.Copy(wr, src)
+	sent.Add(n)
+	if err != nil {
+		return err
+	}
+	return wr.Close()
 }
 
 // wsRegistry tracks open WebSockets: http.Server.Shutdown does not know

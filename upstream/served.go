@@ -1,0 +1,147 @@
+package main
+
+import (
+	"net/http"
+	"strconv"
+	"sync/atomic"
+)
+
+// listenerID and routeID index servedCounters; listenerNames and routeNames
+// are their /debug/served keys, in the same order.
+type (
+	listenerID uint8
+	routeID    uint8
+)
+
+const (
+	listenerH1C listenerID = iota
+	listenerTLS
+	listenerH3
+	numListeners
+)
+
+const (
+	routeRoot routeID = iota
+	routeJSON
+	routeHealthz
+	routeUpload
+	routeStream
+	routeSSE
+	routeWS
+	numRoutes
+)
+
+var (
+	listenerNames = [numListeners]string{"h1c", "tls", "h3"}
+	routeNames    = [numRoutes]string{"/", "/json", "/healthz", "/upload", "/stream", "/sse", "/ws"}
+)
+
+// servedCell counts the answers of one route on one listener and their body
+// bytes. The padding keeps every cell on a cache line of its own (as far as
+// the array's alignment allows), so that cores serving different routes do
+// not contend for one line.
+type servedCell struct {
+	requests atomic.Int64
+	bytes    atomic.Int64
+	_        [64 - 16]byte
+}
+
+// servedCounters is the audit of what the upstream answered, per listener and
+// route: a benchmark reads /debug/served before and after a run, and a client
+// that completed more requests than the upstream answered was answered by
+// something else, a caching proxy. Counting is two atomic adds per request:
+// no lock, no allocation.
+type servedCounters [numListeners][numRoutes]servedCell
+
+// listenerOf tells which listener r came through without a context lookup:
+// only the TLS listener and HTTP/3 set r.TLS, and quic-go's http3.Server sets
+// ProtoMajor 3 (extended CONNECT included), where net/http's TLS listener
+// says 1 or 2.
+func listenerOf(r *http.Request) listenerID {
+	switch {
+	case r.TLS == nil:
+		return listenerH1C
+	case r.ProtoMajor == 3:
+		return listenerH3
+	default:
+		return listenerTLS
+	}
+}
+
+// cell is the counter of route on r's listener.
+func (c *servedCounters) cell(r *http.Request, route routeID) *servedCell {
+	return &c[listenerOf(r)][route]
+}
+
+// count records one answer of route to r with n body bytes written. A HEAD
+// answer has no body: net/http, its HTTP/2 server and quic-go accept the
+// writes and send nothing, so it counts 0 bytes.
+func (c *servedCounters) count(r *http.Request, route routeID, n int64) {
+	cell := c.cell(r, route)
+	if n > 0 && r.Method != http.MethodHead {
+		cell.bytes.Add(n)
+	}
+	cell.requests.Add(1)
+}
+
+// serveServed answers GET /debug/served with every listener and, in each,
+// every counted route, zeros included, so that a reader can subtract two
+// readings key by key:
+//
+//	{"h1c":{"/":{"requests":N,"bytes":B},"/json":{...},...,"/ws":{...}},"tls":{...},"h3":{...}}
+//
+// Each counter is read on its own: a reading taken during a run is not a
+// snapshot of one instant, one taken before or after is exact. Neither this
+// route nor any other that is not in routeNames is counted, so reading the
+// counters does not move them.
+func (s *server) serveServed(w http.ResponseWriter) {
+	b := make([]byte, 0, 1024)
+	b = append(b, '{')
+	for l := range numListeners {
+		if l > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendQuote(b, listenerNames[l])
+		b = append(b, ":{"...)
+		for rt := range numRoutes {
+			if rt > 0 {
+				b = append(b, ',')
+			}
+			cell := &s.served[l][rt]
+			b = strconv.AppendQuote(b, routeNames[rt])
+			b = append(b, `:{"requests":`...)
+			b = strconv.AppendInt(b, cell.requests.Load(), 10)
+			b = append(b, `,"bytes":`...)
+			b = strconv.AppendInt(b, cell.bytes.Load(), 10)
+			b = append(b, '}')
+		}
+		b = append(b, '}')
+	}
+	b = append(b, '}')
+	h := w.Header()
+	h["Content-Type"] = contentTypeJSON
+	h["Cache-Control"] = noStore
+	h["Content-Length"] = []string{strconv.Itoa(len(b))}
+	_, _ = w.Write(b)
+}
+
+// bodyCounter counts the body bytes written through it.
+type bodyCounter struct {
+	http.ResponseWriter
+	n int64
+}
+
+func (bc *bodyCounter) Write(p []byte) (int, error) {
+	n, err := bc.ResponseWriter.Write(p)
+	bc.n += int64(n)
+	return n, err
+}
+
+// httpError is http.Error returning the body bytes it wrote, for the served
+// counters. Only error answers go through it, so the wrapper's allocation is
+// off the hot path.
+func httpError(w http.ResponseWriter, msg string, code int) int64 {
+	bc := &bodyCounter{ResponseWriter: w}
+	http.Error(bc, msg, code)
+	return bc.n
+}
