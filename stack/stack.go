@@ -103,6 +103,11 @@ type Running struct {
 	// TLSDifferences are the target definition's: what it negotiates against the profile
 	// whatever its config says, with why (Definition.TLSDifferences).
 	TLSDifferences map[Protocol]map[string]string `json:"tls_differences,omitempty"`
+	// MaxStreams is how many concurrent streams one connection of each of h2 and h3 offered
+	// when the target started (Prober.OfferedStreams: UnlimitedStreams for no limit,
+	// StreamsProbeCap for at least that many); a protocol whose value could not be read is
+	// left out. Kept out of TLS: that is what the TLS profile is checked against.
+	MaxStreams map[Protocol]int `json:"max_streams,omitempty"`
 }
 
 // State is run/state.json: what is up, so that down stops exactly that.
@@ -495,6 +500,9 @@ func (s *Stack) start(ctx context.Context, name string, r *Running, argv, env []
 	if err == nil {
 		err = s.verifyTLS(ctx, name, r, prober)
 	}
+	if err == nil {
+		s.readStreams(ctx, name, r, prober)
+	}
 	if err != nil {
 		// Not up means not left running either: Up only stops what made it into the state.
 		if stopErr := r.Stop(10 * time.Second); stopErr != nil {
@@ -503,7 +511,7 @@ func (s *Stack) start(ctx context.Context, name string, r *Running, argv, env []
 		s.recordStarting(name, nil)
 		return err
 	}
-	s.logf("%-8s up   pid %-7d %-22s ready in %v%s", name, r.PID, r.Version, time.Since(t0).Round(time.Millisecond), tlsSummary(r.TLS))
+	s.logf("%-8s up   pid %-7d %-22s ready in %v%s%s", name, r.PID, r.Version, time.Since(t0).Round(time.Millisecond), tlsSummary(r.TLS), streamsSummary(r.MaxStreams))
 	return nil
 }
 

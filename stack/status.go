@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -22,6 +23,10 @@ type TargetStatus struct {
 	// negotiated now (a mismatch with the profile is that protocol's Health error).
 	TLSProfile string
 	TLS        map[Protocol]*Negotiated
+	// Streams is how many concurrent streams a connection of h2 and h3 offers now
+	// (Prober.OfferedStreams); StreamsErr why one could not be read: a warning, not ill health.
+	Streams    map[Protocol]int
+	StreamsErr map[Protocol]error
 }
 
 // Status reports every target of the targets file: installed version, pid and health.
@@ -90,16 +95,54 @@ func (s *Stack) Status(ctx context.Context) ([]TargetStatus, error) {
 					row.TLS[proto] = got
 				}
 			}
+			if proberErr == nil {
+				row.Streams, row.StreamsErr = offeredStreams(ctx, prober, r.Protocols, r.Ports, row.Health)
+			}
 		}
 		rows = append(rows, row)
 	}
 	return rows, nil
 }
 
+// offeredStreams reads what each of h2 and h3 among protos offers; one whose probe failed is
+// not asked again: its Health says why.
+func offeredStreams(ctx context.Context, prober *Prober, protos []Protocol, ports Ports, health map[Protocol]error) (map[Protocol]int, map[Protocol]error) {
+	got, errs := map[Protocol]int{}, map[Protocol]error{}
+	for _, proto := range streamsProtocols {
+		if !slices.Contains(protos, proto) || health[proto] != nil {
+			continue
+		}
+		n, err := prober.OfferedStreams(ctx, proto, proto.Port(ports))
+		if err != nil {
+			errs[proto] = err
+			continue
+		}
+		got[proto] = n
+	}
+	return got, errs
+}
+
+// streamsColumn is the status table's STREAMS/CONN: "h2 128, h3 100" ("-": none read, "?": a
+// protocol whose value could not be read).
+func streamsColumn(r TargetStatus) string {
+	var parts []string
+	for _, p := range streamsProtocols {
+		if n, ok := r.Streams[p]; ok {
+			parts = append(parts, string(p)+" "+StreamsWord(n))
+		} else if r.StreamsErr[p] != nil {
+			parts = append(parts, string(p)+" ?")
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}
+
 // PrintStatus writes the rows as a table, with each failing probe's error below it.
 func PrintStatus(w io.Writer, rows []TargetStatus) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TARGET\tVERSION\tSHA256\tPID\tHEALTH\tTLS")
+	fmt.Fprintln(tw, "TARGET\tVERSION\tSHA256\tPID\tHEALTH\tSTREAMS/CONN\tTLS")
 	var notes []string
 	for _, r := range rows {
 		pid, health := "-", "down"
@@ -121,6 +164,11 @@ func PrintStatus(w io.Writer, rows []TargetStatus) {
 				}
 			}
 			health = strings.Join(parts, ", ")
+			for _, p := range streamsProtocols {
+				if err := r.StreamsErr[p]; err != nil {
+					notes = append(notes, fmt.Sprintf("%s %s: warning: streams per connection not read: %v", r.Name, p, err))
+				}
+			}
 		}
 		version := r.Version
 		if r.Problem != "" {
@@ -134,7 +182,7 @@ func PrintStatus(w io.Writer, rows []TargetStatus) {
 		if d := strings.TrimSpace(tlsSummary(r.TLS)); d != "" {
 			tlsDesc = r.TLSProfile + ": " + d
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, version, short(r.SHA256), pid, health, tlsDesc)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, version, short(r.SHA256), pid, health, streamsColumn(r), tlsDesc)
 	}
 	tw.Flush()
 	for _, n := range notes {
