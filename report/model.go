@@ -24,6 +24,7 @@ import (
 
 	"github.com/proxybench/proxybench/runner"
 	"github.com/proxybench/proxybench/stack"
+	"github.com/proxybench/proxybench/verdict"
 )
 
 // BenchFile is the saved run's name in results/<testid>/.
@@ -80,6 +81,9 @@ type Cell struct {
 	// UpstreamPer1k is the connections the upstream accepted per 1 000 requests, over the valid
 	// runs that recorded it: near 0 in a reused cell whose proxy keeps its upstream pool.
 	UpstreamPer1k runner.Summary `json:"upstream_conns_per_1k"`
+	// UpstreamShare is the requests the upstream answered over those the client completed, over
+	// every run that recorded it (valid or not: a cache makes its run invalid).
+	UpstreamShare runner.Summary `json:"upstream_answered_share"`
 	// VsDirect is this cell's median req/s over direct's for the same scenario and protocol
 	// (1 for direct itself); nil when either has no valid run or no rate.
 	VsDirect  *float64          `json:"vs_direct,omitempty"`
@@ -110,6 +114,8 @@ type Run struct {
 	Resources *runner.Resources       `json:"resources,omitempty"`
 	// UpstreamConns is what the upstream accepted during the run (runner.UpstreamConns).
 	UpstreamConns *runner.UpstreamConns `json:"upstream_conns,omitempty"`
+	// UpstreamRequests is what the upstream answered beside what the client completed.
+	UpstreamRequests *verdict.Upstream `json:"upstream_requests,omitempty"`
 	// Dashboard is k6's web dashboard HTML export of this run (K6_WEB_DASHBOARD_EXPORT),
 	// relative to the bench's folder, when one was made.
 	Dashboard string `json:"dashboard,omitempty"`
@@ -229,6 +235,7 @@ func (b *Bench) add(file string, rf *runFile, res *runner.Resources) {
 		RPS: r.RPS, Requests: r.Requests, Failed: r.FailedRequests, DurationS: r.DurationS,
 		P50: r.Latency.P50, P95: r.Latency.P95, P99: r.Latency.P99, TTFBP50: r.TTFB.P50,
 		Extra: r.Extra, Resources: res, Dashboard: rf.Dashboard, UpstreamConns: r.UpstreamConns,
+		UpstreamRequests: r.UpstreamRequests,
 	}
 	if r.Err != "" {
 		run.Invalid = append(run.Invalid, r.Err)
@@ -312,6 +319,13 @@ func finishCell(c *Cell) {
 	var rps, p50, p99, per1k []float64
 	var res []*runner.Resources
 	c.Invalid = nil
+	var shares []float64
+	for _, r := range c.Runs {
+		if r.UpstreamRequests != nil && r.UpstreamRequests.Completed > 0 {
+			shares = append(shares, r.UpstreamRequests.Share)
+		}
+	}
+	c.UpstreamShare = runner.Summarize(shares)
 	for i, r := range c.Runs {
 		if !r.Valid {
 			label := "run"

@@ -35,11 +35,13 @@ func throughputTable(b *Bench, mode string) table {
 			"Mostly handshake and accept-loop cost."
 		t.Head = append(t.Head, "connect p50 ms", "TLS p50 ms")
 	}
-	t.Head = append(t.Head, "client CPU share", "upstream conns /1k req", "valid")
+	t.Head = append(t.Head, "client CPU share", "upstream conns /1k req", "upstream answered", "valid")
 	t.Empty = "No " + mode + "-connection cells in this bench."
 	t.Notes = append(t.Notes, "client CPU share: the client's part of all the CPU used on its CPUs while its load ran (as in the resources table): the higher, the more its req/s is the client's ceiling rather than the target's; with \"client-bound\" nothing was left idle either.")
 	t.Notes = append(t.Notes, "upstream conns /1k req: connections the upstream accepted per 1 000 requests sent (warm-up included), median over the valid runs: "+
 		"a proxy's upstream connections (near 0 when its pool keeps them), or for direct the client's own.")
+	t.Notes = append(t.Notes, "upstream answered: the requests the upstream answered on the route over those the client completed there (warm-up included), lowest over the runs: "+
+		"100% or more (a proxy that retries) for a target that forwards every request; a cell below it, beyond the requests in flight, is invalid (the target answered itself: a cache).")
 	for _, c := range cells {
 		v, class := validText(c)
 		if class == "" && c.Target == "direct" {
@@ -76,7 +78,11 @@ func throughputTable(b *Bench, mode string) table {
 		if c.UpstreamPer1k.N > 0 {
 			up = strconv.FormatFloat(c.UpstreamPer1k.Median, 'f', 1, 64)
 		}
-		r = append(r, share, up, v)
+		answered := "—"
+		if c.UpstreamShare.N > 0 {
+			answered = fmt.Sprintf("%.1f%%", c.UpstreamShare.Min*100)
+		}
+		r = append(r, share, up, answered, v)
 		t.Rows = append(t.Rows, row{Cells: r, Class: class})
 	}
 	if ran := clientsOf(b, mode); ran != "" {

@@ -10,22 +10,16 @@ import (
 	"strings"
 
 	"github.com/proxybench/proxybench/extensions/histogram"
+	"github.com/proxybench/proxybench/verdict"
 )
 
 // SegmentPart is what the script of one execution segment adds to its result
-// (scenarios/lib/summary.js, segmentPart): the figures of the plan's totals rules, which only
-// the merged result can be judged by, and the trends behind its latency figures.
+// (scenarios/lib/summary.js, segmentPart): the trends behind its latency figures and its test
+// clock. The plan's totals rules are judged on the merged counts and plan.
 type SegmentPart struct {
 	ExecutionSegment string `json:"execution_segment"`
 	Sequence         string `json:"sequence"`
-	Totals           struct {
-		Iterations         float64  `json:"iterations"`
-		ExpectedRequests   *float64 `json:"expected_requests"`
-		ConnectionsPlanned *float64 `json:"connections_planned"`
-		ConnectionsAllowed *float64 `json:"connections_allowed"`
-		ConnectionsOpened  *float64 `json:"connections_opened"`
-	} `json:"totals"`
-	Trends struct {
+	Trends           struct {
 		Latency string            `json:"latency_ms"`
 		TTFB    string            `json:"ttfb_ms"`
 		Extra   map[string]string `json:"extra"`
@@ -114,6 +108,7 @@ func Merge(insts []*Instance) (*Merged, error) {
 	out.UpstreamConns, out.Extra = nil, map[string]Stats{}
 	out.Latency, out.TTFB = Stats{}, Stats{}
 	out.Invalid, out.Err, out.TimedOut = nil, "", false
+	out.Counts, out.Segment, out.UpstreamRequests = &verdict.Counts{SetupOK: true}, nil, nil
 
 	m := &Merged{Result: &out, Histograms: map[string]*histogram.Histogram{}}
 	t := &tally{clockMin: math.Inf(1), clockMax: math.Inf(-1)}
@@ -135,22 +130,19 @@ func Merge(insts []*Instance) (*Merged, error) {
 	if err := m.window(insts, t); err != nil {
 		return nil, err
 	}
-	invalid := append(t.invalid, totalsBroken(&out, seg, t, n)...)
+	out.Counts.ConnectionsOpened = t.opened
+	out.Counts.Findings = append(out.Counts.Findings, t.invalid...)
+	out.Segments = m.Segments
 	if len(t.errs) > 0 {
 		out.Err = strings.Join(t.errs, "; ")
 	}
-	out.Invalid = nonNil(invalid)
-	out.Valid = len(invalid) == 0 && len(t.errs) == 0
-	if !out.Valid && len(out.Invalid) == 0 {
-		out.Invalid = []string{"an instance failed: " + out.Err}
-	}
+	out.Judge()
 	return m, nil
 }
 
 // tally is what Merge gathers from the instances besides the result's own sums.
 type tally struct {
 	invalid, errs      []string
-	iterations         float64
 	opened             *float64 // nil once an instance did not count them
 	clockMin, clockMax float64  // the test clock at the first and last measured iteration
 }
@@ -178,11 +170,13 @@ func (m *Merged) add(t *tally, in *Instance, i, n int) error {
 	if r.Err != "" {
 		t.errs = append(t.errs, label+": "+r.Err)
 	}
-	for _, why := range r.Invalid {
-		t.invalid = append(t.invalid, label+": "+why)
+	if r.Counts == nil {
+		t.invalid = append(t.invalid, label+": its result has no counts: written by another version of proxybench")
+	} else {
+		out.Counts.Add(r.Counts, label)
 	}
-	if !r.Valid && len(r.Invalid) == 0 {
-		t.invalid = append(t.invalid, label+": invalid")
+	if r.Plan != nil && out.Plan == nil {
+		out.Plan = r.Plan
 	}
 	m.Segments = append(m.Segments, SegmentSummary{
 		File: in.File, ClockOffsetMs: in.ClockOffsetMs, Requests: r.Requests,
@@ -193,8 +187,11 @@ func (m *Merged) add(t *tally, in *Instance, i, n int) error {
 		return nil
 	}
 	m.Segments[i].ExecutionSegment = in.Segment.ExecutionSegment
-	t.iterations += in.Segment.Totals.Iterations
-	t.opened = addOpt(t.opened, in.Segment.Totals.ConnectionsOpened, i == 0)
+	var opened *float64
+	if r.Counts != nil {
+		opened = r.Counts.ConnectionsOpened
+	}
+	t.opened = addOpt(t.opened, opened, i == 0)
 	if c := in.Segment.ClockMs; c != nil {
 		t.clockMin = math.Min(t.clockMin, c.Min+in.ClockOffsetMs)
 		t.clockMax = math.Max(t.clockMax, c.Max+in.ClockOffsetMs)
@@ -237,43 +234,6 @@ func (m *Merged) window(insts []*Instance, t *tally) error {
 		out.RPS = &rps
 	}
 	return nil
-}
-
-// totalsBroken are the plan's totals rules the merged run of n instances breaks: judged here
-// and nowhere else, as no instance sees them whole.
-func totalsBroken(out *Result, seg *SegmentPart, t *tally, n int) []string {
-	var invalid []string
-	if out.Requests == 0 {
-		invalid = append(invalid, "totals: no measured requests")
-	}
-	if out.Checks.Passes+out.Checks.Fails == 0 {
-		invalid = append(invalid, "totals: no checks ran in the measured scenario")
-	}
-	if seg == nil {
-		return invalid
-	}
-	plan := seg.Totals
-	if plan.ExpectedRequests != nil {
-		if out.Requests != *plan.ExpectedRequests {
-			invalid = append(invalid, fmt.Sprintf("totals: %.0f requests completed, want %.0f", out.Requests, *plan.ExpectedRequests))
-		}
-		if t.iterations != *plan.ExpectedRequests {
-			invalid = append(invalid, fmt.Sprintf("totals: %.0f iterations done, want %.0f", t.iterations, *plan.ExpectedRequests))
-		}
-	}
-	if out.Mode == "fresh" && (out.NewConnections == nil || *out.NewConnections != out.Requests) {
-		invalid = append(invalid, fmt.Sprintf("totals: %s new connections for %.0f requests: every request must open its own", optString(out.NewConnections), out.Requests))
-	}
-	if plan.ConnectionsAllowed != nil && t.opened == nil {
-		// a partial sum could pass the bound the whole run breaks
-		invalid = append(invalid, "totals: not every instance counted the connections it opened: reuse is not proven")
-	}
-	if plan.ConnectionsAllowed != nil && t.opened != nil && *t.opened > *plan.ConnectionsAllowed {
-		invalid = append(invalid, fmt.Sprintf(
-			"totals: %.0f connections opened by %d instances for %.0f planned (one per VU, at most %.0f with the margin) over %.0f measured requests: the target did not keep connections alive",
-			*t.opened, n, deref(plan.ConnectionsPlanned), *plan.ConnectionsAllowed, out.Requests))
-	}
-	return invalid
 }
 
 // firstSegment is the first instance's segment part: every instance runs the same script with
@@ -323,20 +283,6 @@ func addOpt(sum, v *float64, first bool) *float64 {
 	return &s
 }
 
-func deref(v *float64) float64 {
-	if v == nil {
-		return 0
-	}
-	return *v
-}
-
-func optString(v *float64) string {
-	if v == nil {
-		return "no count of"
-	}
-	return fmt.Sprintf("%.0f", *v)
-}
-
 func nonNil(s []string) []string {
 	if s == nil {
 		return []string{}
@@ -368,6 +314,8 @@ func WriteMerged(path, firstFile string, m *Merged) error {
 		"latency_ms":         r.Latency,
 		"ttfb_ms":            r.TTFB,
 		"extra":              r.Extra,
+		"counts":             r.Counts,
+		"plan":               r.Plan,
 		"valid":              r.Valid,
 		"invalid":            r.Invalid,
 		"histograms":         m.Histograms,
@@ -378,6 +326,12 @@ func WriteMerged(path, firstFile string, m *Merged) error {
 	}
 	if r.UpstreamConns != nil {
 		fields["upstream_conns"] = r.UpstreamConns
+	}
+	if r.UpstreamRequests != nil {
+		fields["upstream_requests"] = r.UpstreamRequests
+	}
+	if r.OfferedStreams != nil {
+		fields["offered_streams"] = *r.OfferedStreams
 	}
 	if r.Err != "" {
 		fields["error"] = r.Err

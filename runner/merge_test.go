@@ -10,9 +10,17 @@ import (
 	"testing"
 
 	"github.com/proxybench/proxybench/extensions/histogram"
+	"github.com/proxybench/proxybench/verdict"
 )
 
 func f64(v float64) *float64 { return &v }
+
+func deref(v *float64) float64 {
+	if v == nil {
+		return 0
+	}
+	return *v
+}
 
 // hist is a histogram of count values from lo, each step further.
 func hist(lo, step float64, count int) *histogram.Histogram {
@@ -33,14 +41,14 @@ const (
 // of them (each on a new connection) between its clock's readings lo and hi (ms).
 func freshInstance(i, n int, requests float64, lo, hi float64, h *histogram.Histogram) *Instance {
 	r := &Result{
-		Schema: ResultSchema, Scenario: "fresh-h1c", Target: "direct", Mode: "fresh", Proto: "h1c",
+		Schema: ResultSchema, Scenario: "fresh-h1c", Target: "direct", Mode: "fresh", Proto: "h1c", ExpectedProto: "HTTP/1.1",
 		Requests: requests, ProtosSeen: map[string]float64{"HTTP/1.1": requests},
 		NewConnections: f64(requests), Valid: true, Invalid: []string{},
+		Counts: &verdict.Counts{Unit: "requests", Answered: requests, Iterations: requests, SetupOK: true},
+		Plan:   &verdict.Plan{ExpectedRequests: f64(2000), InFlight: 32},
 	}
 	r.Checks.Passes = requests
 	seg := &SegmentPart{ExecutionSegment: fraction(i, n) + ":" + fraction(i+1, n)}
-	seg.Totals.Iterations = requests
-	seg.Totals.ExpectedRequests = f64(2000)
 	seg.Trends.Latency, seg.Trends.TTFB = freshKey, freshTTFB
 	seg.ClockMs = &struct {
 		Min float64 `json:"min"`
@@ -53,15 +61,14 @@ func freshInstance(i, n int, requests float64, lo, hi float64, h *histogram.Hist
 // 10 s, which opened opened connections.
 func reusedInstance(i int, requests, late, opened float64, h *histogram.Histogram) *Instance {
 	r := &Result{
-		Schema: ResultSchema, Scenario: "reused-h2", Target: "nginx", Mode: "reused", Proto: "h2",
+		Schema: ResultSchema, Scenario: "reused-h2", Target: "nginx", Mode: "reused", Proto: "h2", ExpectedProto: "HTTP/2.0",
 		DurationS: 10, Requests: requests, LateRequests: f64(late),
 		ProtosSeen: map[string]float64{"HTTP/2.0": requests}, NewConnections: f64(0), Valid: true,
+		Counts: &verdict.Counts{Unit: "requests", Answered: requests, Iterations: requests / 16, ConnectionsOpened: f64(opened), SetupOK: true},
+		Plan:   &verdict.Plan{ConnectionsPlanned: f64(32), ConnectionsAllowed: f64(35), Streams: 16, InFlight: 512},
 	}
 	r.Checks.Passes = requests
 	seg := &SegmentPart{ExecutionSegment: fraction(i, 2) + ":" + fraction(i+1, 2)}
-	seg.Totals.Iterations = requests / 16
-	seg.Totals.ConnectionsPlanned, seg.Totals.ConnectionsAllowed = f64(32), f64(35)
-	seg.Totals.ConnectionsOpened = f64(opened)
 	seg.Trends.Latency, seg.Trends.TTFB = reusedKey, reusedKey
 	return &Instance{Result: r, Segment: seg, Histograms: map[string]*histogram.Histogram{reusedKey: h}}
 }
@@ -136,13 +143,13 @@ func TestMerge(t *testing.T) {
 		insts: func() []*Instance {
 			a := reusedInstance(0, 1000, 0, 30, hist(10, 0.001, 500))
 			b := reusedInstance(1, 1000, 0, 16, hist(10, 0.001, 500))
-			a.Segment.Totals.ConnectionsOpened = nil // the other's 16 alone would pass
+			a.Result.Counts.ConnectionsOpened = nil // the other's 16 alone would pass
 			return []*Instance{a, b}
 		},
 		requests: 2000, durationS: 10, rps: 200,
 		invalid: []string{"totals: not every instance counted the connections it opened"},
 	}, {
-		name: "an instance's own rule holds the merged result invalid, saying which",
+		name: "an instance's failed checks hold the merged result invalid",
 		insts: func() []*Instance {
 			a := reusedInstance(0, 1000, 0, 16, hist(10, 0.001, 500))
 			b := reusedInstance(1, 1000, 0, 16, hist(10, 0.001, 500))
@@ -151,7 +158,7 @@ func TestMerge(t *testing.T) {
 			return []*Instance{a, b}
 		},
 		requests: 2000, durationS: 10, rps: 200,
-		invalid: []string{"segment 2/2 (1/2:1): 3 of 1000 checks failed"},
+		invalid: []string{"3 of 2003 checks failed"},
 	}, {
 		name: "an instance without histograms: no percentiles to merge",
 		insts: func() []*Instance {
@@ -266,7 +273,7 @@ func TestWriteMerged(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	first := filepath.Join(dir, "first.json")
-	if err := os.WriteFile(first, []byte(`{"schema":1,"scenario":"fresh-h1c","target":"direct","mode":"fresh","proto":"h1c",
+	if err := os.WriteFile(first, []byte(`{"schema":1,"scenario":"fresh-h1c","target":"direct","mode":"fresh","proto":"h1c","expected_proto":"HTTP/1.1",
 		"url":"http://bench.test:9000/","config":{"requests":2000},"k6":{"metrics":{}},"segment":{},"histograms":{}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/proxybench/proxybench/stack"
+	"github.com/proxybench/proxybench/verdict"
 )
 
 // Stats are a trend's figures, in milliseconds.
@@ -48,9 +49,26 @@ type Result struct {
 	Extra             map[string]Stats                `json:"extra"`
 	// Overload is set by equal-load on a target that could not sustain the offered rate
 	// (dropped iterations): a result, not a reason the run is invalid.
-	Overload string   `json:"overload,omitempty"`
-	Valid    bool     `json:"valid"`
-	Invalid  []string `json:"invalid"`
+	Overload string `json:"overload,omitempty"`
+	// Counts and Plan are what the script counted and set out to do: what Judge draws the
+	// verdict from. A result written before the verdict moved to Go has neither, and keeps the
+	// verdict its script wrote.
+	Counts *verdict.Counts `json:"counts,omitempty"`
+	Plan   *verdict.Plan   `json:"plan,omitempty"`
+	// Segment is set on one execution segment of a split run (its part, for Merge).
+	Segment *struct {
+		ExecutionSegment string `json:"execution_segment"`
+	} `json:"segment,omitempty"`
+	// UpstreamRequests and OfferedStreams are written by the runner: what the upstream answered
+	// on the run's route, and the concurrent streams per connection the target offered (h2, h3).
+	// Segments lists the instances a split run was merged from (Merge).
+	Segments         []SegmentSummary  `json:"segments,omitempty"`
+	UpstreamRequests *verdict.Upstream `json:"upstream_requests,omitempty"`
+	OfferedStreams   *float64          `json:"offered_streams,omitempty"`
+	// Faults are what the runner saw go wrong during the run that k6 could not (MarkInvalid).
+	Faults  []string `json:"faults,omitempty"`
+	Valid   bool     `json:"valid"`
+	Invalid []string `json:"invalid"`
 
 	// Skipped ("no h3") is set, with SkipReason, on a cell that was not run because its target
 	// does not serve the protocol: not measured, so not valid, and not invalid either (Invalid
@@ -78,7 +96,38 @@ func LoadResult(path string) (*Result, error) {
 	if r.Schema != ResultSchema {
 		return nil, fmt.Errorf("%s: %s", path, SchemaMismatch("result", r.Schema, ResultSchema))
 	}
+	r.Judge()
 	return &r, nil
+}
+
+// Judge sets Valid and Invalid from the run's counts, plan and what the runner saw beside it
+// (package verdict: the one place the rules are). A result with no counts (written before
+// the verdict moved to Go) keeps the verdict its script wrote.
+func (r *Result) Judge() {
+	if r.Counts == nil {
+		return
+	}
+	r.Invalid = nonNil(verdict.Judge(r.run()))
+	r.Valid = len(r.Invalid) == 0
+}
+
+// run is what the verdict is drawn from.
+func (r *Result) run() verdict.Run {
+	v := verdict.Run{
+		Mode: r.Mode, ExpectedProto: r.ExpectedProto, Route: r.Route,
+		Requests: r.Requests, FailedRequests: r.FailedRequests,
+		Passes: r.Checks.Passes, Fails: r.Checks.Fails,
+		ProtosSeen: r.ProtosSeen, Dropped: r.DroppedIterations, NewConnections: r.NewConnections,
+		Segment: r.Segment != nil, Parts: len(r.Segments),
+		Upstream: r.UpstreamRequests, OfferedStreams: r.OfferedStreams, Faults: r.Faults,
+	}
+	if r.Counts != nil {
+		v.Counts = *r.Counts
+	}
+	if r.Plan != nil {
+		v.Plan = *r.Plan
+	}
+	return v
 }
 
 // ResultSchema is the `schema` of the result files this proxybench writes and reads.
@@ -95,11 +144,14 @@ func SchemaMismatch(kind string, got, want int) string {
 
 // MarkInvalid makes a finished run invalid after the fact, in res and in its result file at path
 // (when k6 wrote one), for what the runner saw and k6 could not: its target died during the run.
+// The fault is kept in the file (faults) for every later verdict of it.
 func MarkInvalid(res *Result, path, why string) error {
+	res.Faults = append(res.Faults, why)
 	res.Valid = false
 	res.Invalid = append(res.Invalid, why)
+	res.Judge()
 	if _, err := os.Stat(path); err != nil {
 		return nil //nolint:nilerr // no result file (k6 wrote none): res alone carries the verdict
 	}
-	return addToFile(path, map[string]any{"valid": false, "invalid": res.Invalid})
+	return addToFile(path, map[string]any{"faults": res.Faults, "valid": res.Valid, "invalid": nonNil(res.Invalid)})
 }

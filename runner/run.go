@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/proxybench/proxybench/stack"
+	"github.com/proxybench/proxybench/verdict"
 )
 
 // thresholdsFailed is k6's exit code when a threshold fails: the run happened and wrote its
@@ -41,6 +42,9 @@ type Runner struct {
 	UpstreamAddr string
 	// UpstreamPID is the upstream's pid: its CPU is the run's own, not outside load (Resources).
 	UpstreamPID int
+	// OfferedStreams, when set, reads the concurrent streams per connection a target offers
+	// over h2 or h3 before each such run, for the verdict to hold the plan's streams to.
+	OfferedStreams func(ctx context.Context, target string, proto stack.Protocol) (float64, error)
 	// Negotiated is what each target's TLS protocols negotiated when the stack verified them
 	// (stack.Running.TLS): every run over TLS records its target's in its result.
 	Negotiated map[string]map[stack.Protocol]*stack.Negotiated
@@ -221,7 +225,7 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 			sampler.CountOutside(r.UpstreamPID)
 		}
 	}
-	upstream := r.countUpstream(ctx)
+	watched := r.watchRun(ctx, j)
 	runErr := cmd.Start()
 	if runErr == nil {
 		if r.OnStart != nil {
@@ -255,7 +259,7 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 	if runErr != nil && (!errors.As(runErr, &exit) || exit.ExitCode() != thresholdsFailed) {
 		if got, err := LoadResult(summary); err == nil {
 			got.Err = fmt.Sprintf("k6 exited: %v", runErr)
-			r.annotate(got, j, summary, upstream, all)
+			r.annotate(got, j, summary, watched, all)
 			return got, res
 		}
 		return fail(fmt.Errorf("k6 run %s (target %s): %w", j.Scenario, j.Target, runErr)), nil
@@ -264,7 +268,7 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 	if err != nil {
 		return fail(fmt.Errorf("k6 run %s (target %s) wrote no result: %w", j.Scenario, j.Target, err)), nil
 	}
-	r.annotate(got, j, summary, upstream, all)
+	r.annotate(got, j, summary, watched, all)
 	return got, res
 }
 
@@ -307,23 +311,55 @@ func (r *Runner) stopped(ctx, runCtx context.Context, testid string, j Job, how 
 }
 
 // annotate adds to a run's result, and to its result file, what the runner knows of it and
-// k6 does not: the connections the upstream accepted during it, and the TLS its target
-// negotiated when the stack verified it.
-func (r *Runner) annotate(got *Result, j Job, summary string, upstream func(float64) *UpstreamConns, all *float64) {
+// k6 does not: the connections the upstream accepted and the requests it answered during it,
+// the concurrency its target offered and the TLS it negotiated when the stack verified it;
+// then judges it (Result.Judge) and writes the verdict into the file.
+func (r *Runner) annotate(got *Result, j Job, summary string, w *watch, all *float64) {
 	add := map[string]any{}
 	if n := r.Negotiated[j.Target][stack.Protocol(Requires(j))]; n != nil {
 		got.TLS = n
 		add["tls"] = n
 	}
-	if upstream != nil && all != nil {
-		if got.UpstreamConns = upstream(*all); got.UpstreamConns != nil {
+	if w != nil && w.upstream != nil && all != nil {
+		seen := w.upstream(*all, got.Route)
+		if got.UpstreamConns = seen.conns; got.UpstreamConns != nil {
 			add["upstream_conns"] = got.UpstreamConns
 		}
+		if seen.answered != nil && got.Counts != nil && got.Plan != nil {
+			got.UpstreamRequests = verdict.NewUpstream(*seen.answered, got.Counts.Answered, got.Plan.InFlight)
+			add["upstream_requests"] = got.UpstreamRequests
+		}
 	}
-	if len(add) == 0 {
-		return
+	if w != nil && w.offered != nil {
+		got.OfferedStreams = w.offered
+		add["offered_streams"] = *w.offered
 	}
+	got.Judge()
+	add["valid"], add["invalid"] = got.Valid, nonNil(got.Invalid)
 	if err := addToFile(summary, add); err != nil {
 		fmt.Fprintf(r.Stderr, "warning: %s: %v\n", summary, err)
 	}
+}
+
+// watch is what the runner reads beside a run: the upstream's counters (before and after),
+// and the concurrent streams per connection the target offers (before, h2 and h3).
+type watch struct {
+	upstream func(requests float64, route string) upstreamSeen
+	offered  *float64
+}
+
+// watchRun starts the watch of one run of j: the target's offered streams are read first, so
+// that the probe's own connection (to the upstream itself, for direct) is not counted as the run's.
+func (r *Runner) watchRun(ctx context.Context, j Job) *watch {
+	w := &watch{}
+	if proto := stack.Protocol(Requires(j)); r.OfferedStreams != nil && (proto == stack.H2 || proto == stack.H3) {
+		n, err := r.OfferedStreams(ctx, j.Target, proto)
+		if err != nil {
+			fmt.Fprintf(r.Stderr, "warning: %s %s: the streams per connection the target offers not read: %v\n", j.Scenario, j.Target, err)
+		} else {
+			w.offered = &n
+		}
+	}
+	w.upstream = r.watchUpstream(ctx)
+	return w
 }

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/proxybench/proxybench/extensions/histogram"
+	"github.com/proxybench/proxybench/verdict"
 )
 
 // ParseSegments checks SEGMENTS, the number of k6 instances one run is split over; empty is 1.
@@ -125,7 +126,7 @@ func (r *Runner) RunSegments(ctx context.Context, testid string, j Job, n int) *
 	runCtx, cancel := r.runContext(ctx)
 	defer cancel()
 
-	upstream := r.countUpstream(ctx)
+	watched := r.watchRun(ctx, j)
 	var out sync.Mutex // one line at a time from the instances' interleaved output
 	insts := make([]*segmentInstance, n)
 	ports, err := freePorts(n)
@@ -178,15 +179,21 @@ func (r *Runner) RunSegments(ctx context.Context, testid string, j Job, n int) *
 		return fail(err)
 	}
 	res := m.Result
-	if upstream != nil {
+	if watched.upstream != nil {
 		var all float64
 		for _, in := range insts {
 			if c, err := AllRequests(in.summary); err == nil {
 				all += c
 			}
 		}
-		res.UpstreamConns = upstream(all)
+		seen := watched.upstream(all, res.Route)
+		res.UpstreamConns = seen.conns
+		if seen.answered != nil && res.Plan != nil {
+			res.UpstreamRequests = verdict.NewUpstream(*seen.answered, res.Counts.Answered, res.Plan.InFlight)
+		}
 	}
+	res.OfferedStreams = watched.offered
+	res.Judge()
 	if err := WriteMerged(merged, insts[0].summary, m); err != nil {
 		return fail(fmt.Errorf("merged result of %s %s: %w", j.Scenario, j.Target, err))
 	}

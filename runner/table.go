@@ -47,10 +47,11 @@ func PrintTable(w io.Writer, title string, results []*Result) {
 func resultsTable(title string, results []*Result) *Table {
 	t := &Table{Title: title}
 	extras := extraKeys(results)
-	fresh, upstream := false, false
+	fresh, upstream, answered := false, false, false
 	for _, r := range results {
 		fresh = fresh || r.NewConnections != nil
 		upstream = upstream || r.UpstreamConns != nil
+		answered = answered || r.UpstreamRequests != nil
 	}
 	head := []string{"target", "proto", "reqs", "req/s", "p50 ms", "p95 ms", "p99 ms", "failed", "checks ✗"}
 	if fresh {
@@ -58,6 +59,9 @@ func resultsTable(title string, results []*Result) *Table {
 	}
 	if upstream {
 		head = append(head, "upstream conns/1k req")
+	}
+	if answered {
+		head = append(head, "upstream answered")
 	}
 	for _, k := range extras {
 		head = append(head, strings.TrimPrefix(k, "http_req_")+" p50")
@@ -102,6 +106,13 @@ func resultsTable(title string, results []*Result) *Table {
 				u = fmt.Sprintf("%.1f", r.UpstreamConns.Per1k)
 			}
 			row = append(row, u)
+		}
+		if answered {
+			a := "-"
+			if u := r.UpstreamRequests; u != nil && u.Completed > 0 {
+				a = fmt.Sprintf("%.1f%%", u.Share*100)
+			}
+			row = append(row, a)
 		}
 		for _, k := range extras {
 			if s, ok := r.Extra[k]; ok {

@@ -200,6 +200,15 @@ func newRunner(s *stack.Stack, f *runFlags) *runner.Runner {
 	if st, err := s.LoadState(); err == nil {
 		r.Negotiated = st.Negotiated()
 	}
+	if p, err := stack.NewProber(s.Config.Hostname, s.Config.Address, r.CAFile); err == nil {
+		r.OfferedStreams = func(ctx context.Context, target string, proto stack.Protocol) (float64, error) {
+			n, err := p.OfferedStreams(ctx, proto, proto.Port(s.Config.Targets[target]))
+			if err != nil {
+				return 0, fmt.Errorf("target %s: %w", target, err)
+			}
+			return float64(n), nil
+		}
+	}
 	return r
 }
 

@@ -10,7 +10,7 @@ export const TREND_STATS = ['avg', 'min', 'med', 'max', 'p(90)', 'p(95)', 'p(99)
 export const PROTO_TAGS = ['HTTP/1.0', 'HTTP/1.1', 'HTTP/2.0', 'HTTP/3.0'];
 
 // Why a load scenario's response failed its check (checks.js checkRoot).
-export const BAD_WHY = ['status', 'size', 'proto'];
+export const BAD_WHY = ['status', 'size', 'body', 'proto'];
 
 // Between the warm-up and the measured scenario: in-flight warm-up iterations finish (its
 // gracefulStop) before measuring starts, so that k6 hands the same VUs — and so the same
@@ -93,6 +93,8 @@ function validity(cfg) {
       th[`bad_responses${sel(cfg, `,why:${why}`)}`] = hook.counter;
     }
   }
+  // the first byte at which a body differed from the upstream's (checks.js), any scenario
+  th.body_differs_at = hook.trend;
   return th;
 }
 

@@ -2,7 +2,8 @@
 // summary on stdout. Only the measured scenario counts: every figure comes from a submetric
 // selected by {scenario:<name>} (warm-up and setup() are left out).
 import exec from 'k6/execution';
-import { BAD_WHY, PROTO_TAGS, REUSE_MARGIN, reuseAllowed, sel, totalsThresholds } from './options.js';
+import { ROOT_BYTES } from './checks.js';
+import { BAD_WHY, PROTO_TAGS, reuseAllowed, sel, totalsThresholds } from './options.js';
 import { outputPath } from './output.js';
 import { formatText } from './text.js';
 
@@ -79,9 +80,9 @@ function failedCheckNames(group, out = []) {
 //   extra: { key: trend name } → extra[key] (selected on the measured scenario)
 //   expected: how many requests (or sessions) the run must complete, if fixed
 //   noTimings: the responses have no k6/http timings, so no new_connections
-//   invalid(data, result): more reasons the run is invalid (a probe's own rules), or []
+//   invalid(data, result): a probe's own rules broken, in words (counts.findings), or []
 //   vus: the VUs of a run that keeps one connection per VU (default: CONNECTIONS for reused,
-//     none for the others), held to reuseBroken's bound
+//     none for the others), held to the plan's connection bound
 //   arrival: equal-load's equalLoadPlan (options.js): its rate and VU pool
 export function buildResult(data, cfg, spec = {}) {
   const s = sel(cfg);
@@ -99,7 +100,6 @@ export function buildResult(data, cfg, spec = {}) {
   const openModel = cfg.mode === 'equal-load';
   const droppedAll = count(data, 'dropped_iterations');
   const dropped = openModel ? count(data, `dropped_iterations${s}`) : droppedAll;
-  const wrongProto = count(data, 'wrong_proto');
 
   const protosSeen = {};
   if (spec.ws) {
@@ -168,39 +168,12 @@ export function buildResult(data, cfg, spec = {}) {
     ttfb_ms: stats(data, `${spec.ttfb || 'http_req_waiting'}${s}`),
     extra: {},
     config: configOf(cfg, spec),
-    valid: true,
-    invalid: [],
   };
   for (const [key, trend] of Object.entries(spec.extra || {})) {
     const st = stats(data, `${trend}${s}`);
     if (st) result.extra[key] = st;
   }
 
-  const invalid = result.invalid;
-  const unit = spec.ws ? 'WebSocket sessions' : 'requests';
-  // a segment's share of a small plan can be nothing: the merged totals say whether any ran
-  if (!seg && requests === 0) invalid.push(`no measured ${unit}`);
-  if (!seg && spec.expected !== undefined && requests !== spec.expected) {
-    invalid.push(`${requests} ${unit} completed, want ${spec.expected}`);
-  }
-  if (!seg && (!checks || passes + fails === 0)) invalid.push('no checks ran in the measured scenario');
-  if (fails > 0) {
-    const names = failedCheckNames(data.root_group);
-    const why = BAD_WHY.map((w) => [w, count(data, `bad_responses${sel(cfg, `,why:${w}`)}`)])
-      .filter(([, n]) => n > 0)
-      .map(([w, n]) => `${w} ${n}`);
-    invalid.push(
-      `${fails} of ${passes + fails} checks failed${names.length ? `: ${names.join(', ')}` : ''}` +
-        (why.length ? ` (wrong ${why.join(', ')})` : ''),
-    );
-  }
-  if (failedRequests > 0) invalid.push(`${failedRequests} ${unit} failed`);
-  if (wrongProto > 0) {
-    invalid.push(`${wrongProto} responses (warm-up included) over another protocol than ${cfg.proto.expected}`);
-  }
-  for (const p of Object.keys(protosSeen)) {
-    if (p !== cfg.proto.expected && p !== 'none') invalid.push(`${protosSeen[p]} ${unit} over ${p}, want ${cfg.proto.expected}`);
-  }
   if (openModel) {
     const per = spec.arrival.perIteration;
     if (dropped > 0) {
@@ -209,34 +182,16 @@ export function buildResult(data, cfg, spec = {}) {
         `${requests + dropped * per} requests not started on time (every VU busy)`;
     }
     if (droppedAll > dropped) result.warmup_dropped_iterations = droppedAll - dropped;
-  } else if (dropped > 0) {
-    invalid.push(`${dropped} iterations dropped`);
-  }
-  if (spec.invalid) invalid.push(...spec.invalid(data, result));
-  if (cfg.mode === 'fresh' && newConns !== requests) {
-    invalid.push(`${newConns} new connections for ${requests} requests: every request must open its own`);
   }
   const vus = spec.vus !== undefined ? spec.vus : cfg.mode === 'reused' ? cfg.connections : undefined;
   const opened = newConns === undefined ? undefined : newConns + count(data, 'new_connections{scenario:warmup}');
-  if (!seg && vus !== undefined && opened !== undefined) {
-    const why = reuseBroken(vus, opened, requests);
-    if (why) invalid.push(why);
-  }
-  if (!data.setup_data || !data.setup_data.probed) {
-    // setup() threw (k6 still calls handleSummary, without setup_data): nothing else matters
-    invalid.length = 0;
-    invalid.push(
-      'setup() failed before any load; k6 printed the reason on stderr ' +
-        '(target unreachable, certificate, protocol or route)',
-    );
-  }
-  const thresholds = failedThresholds(data, seg ? totalsThresholds(cfg) : []);
-  if (thresholds.length > 0 && invalid.length === 0) {
-    invalid.push(`thresholds failed: ${thresholds.join('; ')}`);
-  }
-  result.valid = invalid.length === 0;
+  result.counts = countsOf(data, cfg, spec, result, {
+    unit: spec.ws ? 'WebSocket sessions' : 'requests',
+    opened: vus === undefined ? undefined : opened,
+  });
+  result.plan = planOf(cfg, spec, vus);
   if (seg) {
-    result.segment = segmentPart(data, cfg, spec, seg, { vus, opened });
+    result.segment = segmentPart(data, cfg, spec, seg);
   }
   result.k6 = data;
   return result;
@@ -252,23 +207,15 @@ function segmentOf() {
 }
 
 // segmentPart is what the runner needs to merge this instance with the others of its run
-// (runner/merge.go) and judge the plan's totals, which this instance did a share of: the
-// totals rules are written down here, as the plan's figures, and summed there.
-function segmentPart(data, cfg, spec, seg, { vus, opened }) {
+// (runner/merge.go): the trends behind its latency figures, and its test clock. The plan's
+// totals are judged there, on the merged counts (the verdict, in Go).
+function segmentPart(data, cfg, spec, seg) {
   const s = sel(cfg);
-  const totals = { iterations: count(data, `iterations${s}`) };
-  if (spec.expected !== undefined) totals.expected_requests = spec.expected;
-  if (vus !== undefined && opened !== undefined) {
-    totals.connections_planned = vus;
-    totals.connections_allowed = reuseAllowed(vus);
-    totals.connections_opened = opened;
-  }
   const clock = metric(data, `clock_ms${s}`);
   const read = clock && clock.values && clock.values.max !== undefined;
   return {
     execution_segment: seg.segment,
     sequence: seg.sequence,
-    totals,
     // the trends behind latency_ms, ttfb_ms and extra: their histograms are what merges
     trends: {
       latency_ms: `${spec.latency || 'http_req_duration'}${s}`,
@@ -281,16 +228,63 @@ function segmentPart(data, cfg, spec, seg, { vus, opened }) {
   };
 }
 
-// reuseBroken says why a run that plans one connection per VU (vus; for h2 and h3 each carries
-// STREAMS streams) is invalid when it opened more than reuseAllowed(vus), or '' when it did
-// not. opened counts warm-up and measured scenario alike; setup's probe is left out.
-function reuseBroken(vus, opened, requests) {
-  const allowed = reuseAllowed(vus);
-  if (opened <= allowed) return '';
-  return (
-    `${opened} connections opened for ${vus} planned (one per VU, at most ${allowed} with the ` +
-    `${REUSE_MARGIN * 100}% margin) over ${requests} measured requests: the target did not keep connections alive`
-  );
+// countsOf are the counts the verdict (Go's package verdict) judges beside the result's
+// headline figures; this script counts and never judges.
+function countsOf(data, cfg, spec, result, { unit, opened }) {
+  const s = sel(cfg);
+  const failed = metric(data, 'http_req_failed');
+  const upgraded = spec.ws ? count(data, `ws_sessions${sel(cfg, ',status:101')}`) : 0;
+  const badResponses = {};
+  for (const w of BAD_WHY) {
+    const n = count(data, `bad_responses${sel(cfg, `,why:${w}`)}`);
+    if (n > 0) badResponses[w] = n;
+  }
+  const differs = metric(data, 'body_differs_at');
+  const c = {
+    unit,
+    // every answer on the route that did not fail, setup and warm-up included: the upstream
+    // must have answered at least these (runner/upstream.go reads what it did answer)
+    answered: count(data, 'http_reqs') - (failed ? failed.values.passes : 0) + upgraded,
+    iterations: count(data, `iterations${s}`),
+    wrong_proto: count(data, 'wrong_proto'),
+    bad_responses: badResponses,
+    failed_checks: failedCheckNames(data.root_group),
+    // the plan's totals are not one segment's to meet: the merge judges them
+    failed_thresholds: failedThresholds(data, segmentOf() ? totalsThresholds(cfg) : []),
+    // setup() threw: k6 still calls handleSummary, without setup_data
+    setup_ok: !!(data.setup_data && data.setup_data.probed),
+    findings: spec.invalid ? spec.invalid(data, result) : [],
+  };
+  if (differs && differs.values && differs.values.count) {
+    c.body_differs_at = differs.values.min;
+    c.body_bytes = spec.bodyBytes || ROOT_BYTES;
+  }
+  if (opened !== undefined) c.connections_opened = opened;
+  return c;
+}
+
+// planOf is what the run set out to do: the figures its totals are held to (the thresholds of
+// options.js are made from the same ones, for a stock k6's exit code).
+function planOf(cfg, spec, vus) {
+  const p = {};
+  if (spec.expected !== undefined) p.expected_requests = spec.expected;
+  if (vus !== undefined) {
+    p.connections_planned = vus;
+    p.connections_allowed = reuseAllowed(vus);
+  }
+  const perConn = cfg.proto.mux ? cfg.streams : 1;
+  if (cfg.mode === 'reused') {
+    if (cfg.proto.mux) p.streams = cfg.streams;
+    p.in_flight = cfg.connections * perConn;
+  } else if (cfg.mode === 'equal-load') {
+    if (cfg.proto.mux) p.streams = cfg.streams;
+    p.in_flight = spec.arrival.maxVUs * spec.arrival.perIteration;
+  } else if (cfg.mode === 'fresh') {
+    p.in_flight = Math.min(cfg.freshConnections, cfg.requests);
+  } else {
+    p.in_flight = 1;
+  }
+  return p;
 }
 
 function configOf(cfg, spec) {

@@ -57,7 +57,11 @@ export function formatText(r, out) {
   for (const [k, s] of Object.entries(r.extra)) {
     lines.push(statsLine(`${k} ms`, s));
   }
-  lines.push(r.valid ? '  VALID' : `  INVALID: ${r.invalid.join('; ')}`);
+  // the verdict is Go's (package verdict), drawn from the counts this result carries and what the
+  // runner reads beside the run (the upstream's answers): make k6 prints it; by hand, proxybench table
+  const failed = r.counts.failed_thresholds;
+  lines.push(failed.length ? `  thresholds failed: ${failed.join('; ')}` : '  thresholds passed');
+  lines.push(`  verdict: ${out.path ? `bin/proxybench table ${out.path}` : 'bin/proxybench table <result file>'}`);
   if (r.overload) lines.push(`  ${r.overload}`);
   lines.push(`  result ${out.path || '–'}`);
   if (out.note) lines.push(`  (${out.note})`);

@@ -1,0 +1,37 @@
+package verdict
+
+import "slices"
+
+// Add sums into c the counts of one part of a split run (an execution segment), named by
+// label in what it says in words; the connections opened are the caller's to sum, as a part
+// that did not count them leaves the whole uncounted.
+func (c *Counts) Add(p *Counts, label string) {
+	if c.Unit == "" {
+		c.Unit = p.Unit
+	}
+	c.Answered += p.Answered
+	c.Iterations += p.Iterations
+	c.WrongProto += p.WrongProto
+	for why, k := range p.BadResponses {
+		if c.BadResponses == nil {
+			c.BadResponses = map[string]float64{}
+		}
+		c.BadResponses[why] += k
+	}
+	if at := p.BodyDiffersAt; at != nil && (c.BodyDiffersAt == nil || *at < *c.BodyDiffersAt) {
+		v := *at
+		c.BodyDiffersAt, c.BodyBytes = &v, p.BodyBytes
+	}
+	for _, name := range p.FailedChecks {
+		if !slices.Contains(c.FailedChecks, name) {
+			c.FailedChecks = append(c.FailedChecks, name)
+		}
+	}
+	for _, t := range p.FailedThresholds {
+		c.FailedThresholds = append(c.FailedThresholds, label+": "+t)
+	}
+	c.SetupOK = c.SetupOK && p.SetupOK
+	for _, f := range p.Findings {
+		c.Findings = append(c.Findings, label+": "+f)
+	}
+}

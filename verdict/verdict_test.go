@@ -1,0 +1,251 @@
+package verdict
+
+import (
+	"strings"
+	"testing"
+)
+
+func f64(v float64) *float64 { return &v }
+
+// reusedH2 is a valid reused-h2 run of 32 connections × 16 streams through a proxy: 100 000
+// requests measured, 120 000 answered over the whole run, all by the upstream.
+func reusedH2() Run {
+	return Run{
+		Mode: "reused", ExpectedProto: "HTTP/2.0", Route: "/",
+		Requests: 100000, Passes: 100000, ProtosSeen: map[string]float64{"HTTP/2.0": 100000},
+		NewConnections: f64(0),
+		Counts: Counts{
+			Unit: "requests", Answered: 120000, Iterations: 6250, SetupOK: true,
+			ConnectionsOpened: f64(32),
+		},
+		Plan:           Plan{ConnectionsPlanned: f64(32), ConnectionsAllowed: f64(36), Streams: 16, InFlight: 512},
+		Upstream:       NewUpstream(120000, 120000, 512),
+		OfferedStreams: f64(128),
+	}
+}
+
+// freshH1c is a valid fresh-h1c run of 2000 requests, each on a new connection.
+func freshH1c() Run {
+	return Run{
+		Mode: "fresh", ExpectedProto: "HTTP/1.1", Route: "/",
+		Requests: 2000, Passes: 2000, ProtosSeen: map[string]float64{"HTTP/1.1": 2000},
+		NewConnections: f64(2000),
+		Counts:         Counts{Unit: "requests", Answered: 2001, Iterations: 2000, SetupOK: true},
+		Plan:           Plan{ExpectedRequests: f64(2000), InFlight: 32},
+		Upstream:       NewUpstream(2001, 2001, 32),
+	}
+}
+
+func TestJudge(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		run  func() Run
+		want []string // substrings, one per reason, in order; none: valid
+	}{{
+		name: "reused: valid",
+		run:  reusedH2,
+	}, {
+		name: "fresh: valid",
+		run:  freshH1c,
+	}, {
+		name: "a cache: the upstream answered a handful",
+		run: func() Run {
+			r := reusedH2()
+			r.Upstream = NewUpstream(1920, 120000, 512)
+			return r
+		},
+		want: []string{"the target answered 98.4% of requests without the upstream (a cache?): the upstream answered 1920 of the 120000 the client completed on /"},
+	}, {
+		name: "the requests in flight at the edges are no cache",
+		run: func() Run {
+			r := reusedH2()
+			r.Upstream = NewUpstream(120000-512, 120000, 512)
+			return r
+		},
+	}, {
+		name: "a proxy that retries answers more, not fewer",
+		run: func() Run {
+			r := freshH1c()
+			r.Upstream = NewUpstream(2500, 2001, 32)
+			return r
+		},
+	}, {
+		name: "a stream cap: the plan's 16 on a target offering 1",
+		run: func() Run {
+			r := reusedH2()
+			r.OfferedStreams = f64(1)
+			return r
+		},
+		want: []string{"the target allows 1 concurrent stream per connection; the plan needs 16"},
+	}, {
+		name: "a target offering exactly the plan's streams",
+		run: func() Run {
+			r := reusedH2()
+			r.OfferedStreams = f64(16)
+			return r
+		},
+	}, {
+		name: "fresh runs put one request on a connection: no streams to offer",
+		run: func() Run {
+			r := freshH1c()
+			r.OfferedStreams = f64(1)
+			return r
+		},
+	}, {
+		name: "a body rewritten at the same length",
+		run: func() Run {
+			r := reusedH2()
+			r.Passes, r.Fails = 0, 100000
+			r.Counts.FailedChecks = []string{"200, 4096 bytes, HTTP/2.0"}
+			r.Counts.BadResponses = map[string]float64{"body": 100000}
+			r.Counts.BodyDiffersAt, r.Counts.BodyBytes = f64(6), 4096
+			return r
+		},
+		want: []string{
+			"100000 of 100000 checks failed: 200, 4096 bytes, HTTP/2.0 (wrong body 100000)",
+			"body differs from the upstream's at byte 6 of 4096 in 100000 responses",
+		},
+	}, {
+		name: "failed requests, wrong protocol, dropped iterations",
+		run: func() Run {
+			r := reusedH2()
+			r.FailedRequests = 3
+			r.Counts.WrongProto = 2
+			r.ProtosSeen["HTTP/1.1"] = 2
+			r.Dropped = 1
+			return r
+		},
+		want: []string{"3 requests failed", "2 responses (warm-up included) over another protocol than HTTP/2.0", "2 requests over HTTP/1.1, want HTTP/2.0", "1 iterations dropped"},
+	}, {
+		name: "equal load: dropped iterations are its result, not a fault",
+		run: func() Run {
+			r := reusedH2()
+			r.Mode, r.Dropped = "equal-load", 40
+			return r
+		},
+	}, {
+		name: "fresh: a reused connection",
+		run: func() Run {
+			r := freshH1c()
+			r.NewConnections = f64(1998)
+			return r
+		},
+		want: []string{"1998 new connections for 2000 requests: every request must open its own"},
+	}, {
+		name: "fresh: not all done",
+		run: func() Run {
+			r := freshH1c()
+			r.Requests, r.Passes, r.Counts.Iterations, r.NewConnections = 1999, 1999, 1999, f64(1999)
+			r.ProtosSeen["HTTP/1.1"] = 1999
+			return r
+		},
+		want: []string{"1999 requests completed, want 2000", "1999 iterations done, want 2000"},
+	}, {
+		name: "reused: connections not kept alive",
+		run: func() Run {
+			r := reusedH2()
+			r.Counts.ConnectionsOpened = f64(40)
+			return r
+		},
+		want: []string{"40 connections opened for 32 planned (one per VU, at most 36 with the margin) over 100000 measured requests"},
+	}, {
+		name: "a segment leaves the totals to the merge",
+		run: func() Run {
+			r := freshH1c()
+			r.Segment, r.Requests, r.Passes, r.Counts.Iterations, r.NewConnections = true, 1000, 1000, 1000, f64(999)
+			r.ProtosSeen["HTTP/1.1"] = 1000
+			r.Upstream = nil
+			return r
+		},
+	}, {
+		name: "a merged run says its totals are the parts'",
+		run: func() Run {
+			r := reusedH2()
+			r.Parts, r.Counts.ConnectionsOpened = 2, nil
+			return r
+		},
+		want: []string{"totals: not every instance counted the connections it opened: reuse is not proven"},
+	}, {
+		name: "nothing measured, no checks",
+		run: func() Run {
+			r := reusedH2()
+			r.Requests, r.Passes, r.ProtosSeen = 0, 0, nil
+			return r
+		},
+		want: []string{"no measured requests", "no checks ran in the measured scenario"},
+	}, {
+		name: "a probe's findings are reasons",
+		run: func() Run {
+			r := freshH1c()
+			r.Counts.Findings = []string{"chunks held back in 2 of 2 responses"}
+			return r
+		},
+		want: []string{"chunks held back in 2 of 2 responses"},
+	}, {
+		name: "setup failed: the one reason",
+		run: func() Run {
+			r := freshH1c()
+			r.Counts.SetupOK, r.Requests = false, 0
+			return r
+		},
+		want: []string{"setup() failed before any load"},
+	}, {
+		name: "what the runner saw: the target died",
+		run: func() Run {
+			r := freshH1c()
+			r.Faults = []string{"the target died during the run"}
+			return r
+		},
+		want: []string{"the target died during the run"},
+	}, {
+		name: "a failed threshold no rule explains",
+		run: func() Run {
+			r := freshH1c()
+			r.Counts.FailedThresholds = []string{"http_req_duration: p(99)<5"}
+			return r
+		},
+		want: []string{"thresholds failed: http_req_duration: p(99)<5"},
+	}, {
+		name: "a failed threshold a rule explains is not said twice",
+		run: func() Run {
+			r := freshH1c()
+			r.FailedRequests = 1
+			r.Counts.FailedThresholds = []string{"http_req_failed{scenario:fresh-h1c}: rate==0"}
+			return r
+		},
+		want: []string{"1 requests failed"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := Judge(tc.run())
+			if len(got) != len(tc.want) {
+				t.Fatalf("reasons %q, want %q", got, tc.want)
+			}
+			for i, w := range tc.want {
+				if !strings.Contains(got[i], w) {
+					t.Errorf("reason %d: %q, want %q in it", i, got[i], w)
+				}
+			}
+		})
+	}
+}
+
+func TestCountsAdd(t *testing.T) {
+	t.Parallel()
+	sum := &Counts{SetupOK: true}
+	sum.Add(&Counts{
+		Unit: "requests", Answered: 10, Iterations: 10, SetupOK: true, BadResponses: map[string]float64{"body": 2},
+		BodyDiffersAt: f64(9), BodyBytes: 4096, FailedChecks: []string{"c"},
+	}, "segment 1/2")
+	sum.Add(&Counts{
+		Unit: "requests", Answered: 5, Iterations: 5, SetupOK: false, BadResponses: map[string]float64{"body": 1},
+		BodyDiffersAt: f64(6), BodyBytes: 4096, FailedChecks: []string{"c"}, Findings: []string{"late"},
+	}, "segment 2/2")
+	if sum.Answered != 15 || sum.Iterations != 15 || sum.BadResponses["body"] != 3 || *sum.BodyDiffersAt != 6 {
+		t.Errorf("sum %+v: want answered 15, iterations 15, body 3, first difference at 6", sum)
+	}
+	if sum.SetupOK || len(sum.FailedChecks) != 1 || len(sum.Findings) != 1 || sum.Findings[0] != "segment 2/2: late" {
+		t.Errorf("sum %+v: want setup not ok, one check name, the finding labelled", sum)
+	}
+}
