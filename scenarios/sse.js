@@ -4,16 +4,26 @@
 // It asks as a browser's EventSource does (lib/probes.js EVENTSOURCE_HEADERS: Accept-Encoding
 // included), so a proxy that compresses or holds back event streams for browsers is caught.
 // The upstream sends the first event at once and the others 150 ms apart, uncompressed. Each
-// response must be: uncompressed, the first event within 37.5 ms of the request, each gap
-// between events within 150 ± 37.5 ms (events decoded and timed as they came, if compressed;
-// lib/probes.js says why these figures); a breach fails a check and is counted in
-// probe_violations{why}, and the result says which rule and by how much.
+// response must be: uncompressed, its events the upstream's, byte for byte (below), the first
+// event within 37.5 ms of the request, each gap between events within 150 ± 37.5 ms (events
+// decoded and timed as they came, if compressed; lib/probes.js says why these figures); a breach
+// fails a check and is counted in probe_violations{why}, and the result says which rule and by
+// how much.
+// The bytes: the upstream frames each event as `event: tick\ndata: {"seq":N,"ts":T}\n\n`
+// (lib/bodies.js sseTick), seq from 0, T its clock. k6/x/proxybench/sse hands the script the
+// events it parsed and the body's byte count, not the bytes: each event must be a tick with the
+// data {"seq":i,"ts":T} exactly, in order, T never going back, and the body exactly as long as
+// those events framed as the upstream frames them, so that another framing (no space after a
+// colon, CRLF line ends, a comment, an id or retry field) shows in the count; one contrived to
+// keep the length (a space dropped, a CR added) would not. A response that is not the
+// upstream's counts in bad_responses{why:body}.
 'use k6 with k6/x/proxybench/sse';
 import { check } from 'k6';
+import { sseTick } from './lib/bodies.js';
 import { probeTarget, protoOK } from './lib/checks.js';
 import { loadConfig } from './lib/config.js';
 import { extension } from './lib/extension.js';
-import { clockMs, now } from './lib/metrics.js';
+import { badResponses, clockMs, now } from './lib/metrics.js';
 import { probeOptions } from './lib/options.js';
 import { assertOutput, planOutput } from './lib/output.js';
 import {
@@ -52,16 +62,23 @@ export function setup() {
   return { probed };
 }
 
-// ticks are the events as the upstream sends them: event "tick", data {"seq":0…,"ts":…}.
+const TICK_DATA = /^\{"seq":(\d+),"ts":(\d+)\}$/;
+
+// ticks checks the events as parsed against the upstream's: COUNT ticks, seq 0, 1, … in order,
+// ts never going back, nothing else in them. It returns the bytes they make framed as the
+// upstream frames them, or -1 when they are not its events.
 function ticks(events) {
-  if (!events || events.length !== COUNT) return false;
-  return events.every((e, i) => {
-    try {
-      return e.event === 'tick' && JSON.parse(e.data).seq === i;
-    } catch {
-      return false;
-    }
-  });
+  if (!events || events.length !== COUNT) return -1;
+  let bytes = 0;
+  let last = 0;
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i];
+    const m = e.event === 'tick' && e.id === '' ? TICK_DATA.exec(e.data) : null;
+    if (!m || Number(m[1]) !== i || Number(m[2]) < last) return -1;
+    last = Number(m[2]);
+    bytes += sseTick(i, m[2]).length;
+  }
+  return bytes;
 }
 
 export default function () {
@@ -70,10 +87,15 @@ export default function () {
   clockMs.add(now());
   const rightProto = protoOK(res, cfg);
   const encoding = countCompressed(res);
+  // decoded, when it came compressed: the events the upstream sent, framed as it framed them
+  const framed = res.status === 200 ? ticks(res.events) : -1;
+  const sameBytes = framed >= 0 && res.bytes === framed;
+  if (res.status === 200 && !sameBytes) badResponses.add(1, { why: 'body' });
   const checks = {
     'status is 200': (r) => r.status === 200,
     'not compressed (no Content-Encoding)': () => encoding === '',
-    [`${COUNT} tick events in order`]: (r) => ticks(r.events),
+    [`${COUNT} tick events in order`]: () => framed >= 0,
+    'events framed as the upstream frames them': () => sameBytes,
     [`proto is ${cfg.proto.expected}`]: () => rightProto,
   };
   // a failed response is already counted (http_req_failed), and has no timing to judge; a

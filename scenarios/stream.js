@@ -8,8 +8,13 @@
 // chunk whole within 25 ms of the request, each gap between whole chunks within 50 ± 25 ms
 // (lib/probes.js says why these figures); a breach fails a check and is counted in
 // probe_violations{why}, and the result says which rule and by how much.
+// The bytes: k6/x/proxybench/sse times and counts a stream's bytes but hands none of them to the
+// script, so setup() reads the same stream whole (no interval) through the target with the
+// client of PROTO and stops the test unless each chunk is the upstream's pattern prefix
+// (lib/bodies.js streamChunk); the samples are held to its size.
 'use k6 with k6/x/proxybench/sse';
 import { check } from 'k6';
+import { streamChunk } from './lib/bodies.js';
 import { probeTarget, protoOK } from './lib/checks.js';
 import { loadConfig } from './lib/config.js';
 import { extension } from './lib/extension.js';
@@ -50,9 +55,9 @@ export function setup() {
   assertOutput(out);
   return {
     probed: probeTarget(cfg, {
-      path: `${cfg.route}?chunks=2&chunk_bytes=16&interval_ms=0`,
+      path: `${cfg.route}?chunks=${CHUNKS}&chunk_bytes=${CHUNK_BYTES}&interval_ms=0`,
       params: { headers: FETCH_HEADERS },
-      expectBytes: 32,
+      expectBody: streamChunk(CHUNK_BYTES).repeat(CHUNKS),
     }),
   };
 }

@@ -20,7 +20,8 @@ type h1Conn struct {
 	conn   net.Conn
 	br     *bufio.Reader
 	dl     deadline
-	served int // answers read on it
+	body   bodyCheck // the answer's body against plan.expect, reused from answer to answer
+	served int       // answers read on it
 }
 
 // h1Request is the request every iteration of the loop writes: built once, as a native
@@ -67,7 +68,10 @@ func (c *Client) h1Once(ctx context.Context, state *lib.State, rec *recorder, re
 		if err != nil {
 			return outcome{start: now, end: time.Now(), err: err}, false
 		}
-		c.h1 = &h1Conn{conn: conn, br: bufio.NewReaderSize(conn, 32<<10), dl: deadline{conn: conn, timeout: c.p.timeout}}
+		c.h1 = &h1Conn{
+			conn: conn, br: bufio.NewReaderSize(conn, 32<<10), dl: deadline{conn: conn, timeout: c.p.timeout},
+			body: bodyCheck{want: c.p.expect},
+		}
 		now = time.Now()
 	}
 	h := c.h1
@@ -90,9 +94,10 @@ func (c *Client) h1Once(ctx context.Context, state *lib.State, rec *recorder, re
 		return o, stale
 	}
 	o.firstByte = time.Now()
-	a, err := readAnswer(h.br)
+	a, err := readAnswer(h.br, &h.body)
 	o.end = time.Now()
 	o.status, o.proto, o.bytes = a.status, a.proto, a.bytes
+	o.differs, o.differsAt = h.body.differs, h.body.differsAt
 	if err != nil {
 		c.drop()
 		o.status, o.proto, o.err = 0, "", err

@@ -10,7 +10,8 @@ import (
 )
 
 // answer is an HTTP/1.1 response as the loop verifies it: never more than its status,
-// protocol and body size, the body read and dropped as it comes.
+// protocol and body size, the body read and dropped as it comes (compared first, when a
+// bodyCheck expects one).
 type answer struct {
 	status int
 	proto  string // HTTP/1.1 or HTTP/1.0
@@ -21,8 +22,9 @@ type answer struct {
 var errMalformed = errors.New("malformed HTTP/1.1 response")
 
 // readAnswer reads one response (skipping 1xx interim ones) without copying it: lines are
-// read in place from br's buffer, and the body is discarded, counted.
-func readAnswer(br *bufio.Reader) (answer, error) {
+// read in place from br's buffer, and the body is compared in place by body (reset first; its
+// want nil: not compared), then discarded, counted.
+func readAnswer(br *bufio.Reader, body *bodyCheck) (answer, error) {
 	for {
 		a, length, chunked, err := readHead(br)
 		if err != nil {
@@ -31,6 +33,7 @@ func readAnswer(br *bufio.Reader) (answer, error) {
 		if a.status >= 100 && a.status < 200 && a.status != 101 {
 			continue // 100 Continue, 103 Early Hints: the answer follows
 		}
+		*body = bodyCheck{want: body.want}
 		if a.status == 101 {
 			a.close = true // the connection speaks another protocol now
 		}
@@ -38,16 +41,13 @@ func readAnswer(br *bufio.Reader) (answer, error) {
 		case a.status == 204 || a.status == 304 || (a.status >= 100 && a.status < 200):
 			// no body (RFC 9112 6.3)
 		case chunked:
-			a.bytes, err = readChunked(br)
+			a.bytes, err = readChunked(br, body)
 		case length >= 0:
-			var n int
-			n, err = br.Discard(length)
-			a.bytes = n
+			a.bytes, err = readBody(br, length, body)
 		default:
 			// neither length nor chunks: the body runs to the connection's end
-			var n int64
-			n, err = io.Copy(io.Discard, br)
-			a.bytes, a.close = int(n), true
+			a.bytes, err = readBody(br, -1, body)
+			a.close = true
 		}
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
@@ -67,7 +67,10 @@ func readHead(br *bufio.Reader) (a answer, length int, chunked bool, err error) 
 	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' || (line[7] != '1' && line[7] != '0') {
 		return a, 0, false, fmt.Errorf("%w: status line %q", errMalformed, clip(line))
 	}
-	a.proto = string(line[:8])
+	a.proto = "HTTP/1.1" // a constant, not string(line[:8]): no allocation per answer
+	if line[7] == '0' {
+		a.proto = "HTTP/1.0"
+	}
 	a.close = line[7] == '0' // HTTP/1.0 keeps the connection only if it says so
 	a.status, err = strconv.Atoi(string(line[9:12]))
 	if err != nil || a.status < 100 {
@@ -110,8 +113,9 @@ func readHead(br *bufio.Reader) (a answer, length int, chunked bool, err error) 
 	}
 }
 
-// readChunked reads a chunked body to its end (trailers included) and returns its size.
-func readChunked(br *bufio.Reader) (int, error) {
+// readChunked reads a chunked body to its end (trailers included), comparing it by body, and
+// returns its size.
+func readChunked(br *bufio.Reader, body *bodyCheck) (int, error) {
 	total := 0
 	for {
 		line, err := readLine(br)
@@ -133,7 +137,7 @@ func readChunked(br *bufio.Reader) (int, error) {
 				}
 			}
 		}
-		n, err := br.Discard(int(size))
+		n, err := readBody(br, int(size), body)
 		total += n
 		if err != nil {
 			return total, err
@@ -145,6 +149,39 @@ func readChunked(br *bufio.Reader) (int, error) {
 			return total, err
 		}
 	}
+}
+
+// readBody reads n bytes of body (n < 0: up to the connection's end, which is then no error),
+// comparing them by body in place in br's buffer, and returns how many it read. Without bytes
+// to compare with it discards them, as it always did.
+func readBody(br *bufio.Reader, n int, body *bodyCheck) (int, error) {
+	if body.want == nil {
+		if n >= 0 {
+			return br.Discard(n)
+		}
+		m, err := io.Copy(io.Discard, br)
+		return int(m), err
+	}
+	read := 0
+	for n < 0 || read < n {
+		if br.Buffered() == 0 {
+			if _, err := br.Peek(1); err != nil { // one read from the connection
+				if n < 0 && errors.Is(err, io.EOF) {
+					err = nil
+				}
+				return read, err
+			}
+		}
+		k := br.Buffered()
+		if n >= 0 {
+			k = min(k, n-read)
+		}
+		p, _ := br.Peek(k) // buffered: no read, no error
+		body.feed(p)
+		_, _ = br.Discard(k)
+		read += k
+	}
+	return read, nil
 }
 
 // readLine returns the next line without its CRLF (or bare LF), in place in br's buffer:

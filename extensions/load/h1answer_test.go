@@ -47,7 +47,7 @@ func TestReadAnswer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			br := bufio.NewReaderSize(strings.NewReader(tc.wire), 64)
-			got, err := readAnswer(br)
+			got, err := readAnswer(br, &bodyCheck{})
 			if tc.err != nil {
 				if !errors.Is(err, tc.err) {
 					t.Fatalf("error %v, want %v", err, tc.err)
@@ -75,7 +75,7 @@ func TestReadAnswer(t *testing.T) {
 func TestReadAnswerLongLine(t *testing.T) {
 	t.Parallel()
 	wire := "HTTP/1.1 200 OK\r\nX: " + strings.Repeat("a", 100) + "\r\n\r\n"
-	_, err := readAnswer(bufio.NewReaderSize(strings.NewReader(wire), 32))
+	_, err := readAnswer(bufio.NewReaderSize(strings.NewReader(wire), 32), &bodyCheck{})
 	if !errors.Is(err, errMalformed) || !strings.Contains(err.Error(), "longer than") {
 		t.Fatalf("error %v, want a line too long", err)
 	}

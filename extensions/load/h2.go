@@ -47,8 +47,9 @@ type h2Conn struct {
 
 type h2Stream struct {
 	o      outcome
-	recv   uint32 // flow-controlled bytes not yet handed back
-	gotEnd bool   // final (non-1xx) headers received
+	body   bodyCheck // the body against plan.expect, as its DATA frames come
+	recv   uint32    // flow-controlled bytes not yet handed back
+	gotEnd bool      // final (non-1xx) headers received
 }
 
 // h2Headers is the request's header block, encoded once. Fields the static table lacks are
@@ -168,7 +169,7 @@ func (c *Client) runH2(ctx context.Context, state *lib.State, rec *recorder, unt
 			id := h.nextID
 			h.nextID += 2
 			_ = h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: block, EndStream: true, EndHeaders: true})
-			h.streams[id] = &h2Stream{o: outcome{start: now}}
+			h.streams[id] = &h2Stream{o: outcome{start: now}, body: bodyCheck{want: c.p.expect}}
 		}
 		if len(h.streams) == 0 {
 			switch {
@@ -256,7 +257,8 @@ func (h *h2Conn) step(now time.Time) error {
 		if s == nil {
 			return nil
 		}
-		s.o.bytes += len(f.Data())
+		s.body.feed(f.Data())
+		s.o.bytes = s.body.n
 		s.recv += n
 		if f.StreamEnded() {
 			h.end(f.StreamID, s)
@@ -313,6 +315,7 @@ func (h *h2Conn) untouched() bool {
 func (h *h2Conn) end(id uint32, s *h2Stream) {
 	if s.o.end.IsZero() {
 		s.o.end = time.Now()
+		s.o.differs, s.o.differsAt = s.body.differs, s.body.differsAt
 		h.ended = append(h.ended, id)
 	}
 }

@@ -83,6 +83,7 @@ type tally struct {
 	checksPassed, failed     float64
 	newConns, late           float64
 	bad                      map[string]float64 // bad_responses by why
+	differsAt                []float64          // body_differs_at samples
 	wrongProto               float64
 	protos                   map[string]bool
 	errorCodes               map[string]bool
@@ -119,6 +120,8 @@ func (e *testEnv) tally() tally {
 					t.bad[tags["why"]] += s.Value
 				case "wrong_proto":
 					t.wrongProto += s.Value
+				case "body_differs_at":
+					t.differsAt = append(t.differsAt, s.Value)
 				}
 			}
 		default:
@@ -135,9 +138,13 @@ func (t tally) requests() float64 {
 	return n
 }
 
-// body4k answers 200 with n bytes.
+// bodyOf answers 200 with n bytes.
 func bodyOf(n int) http.HandlerFunc {
-	body := strings.Repeat("x", n)
+	return bodyIs(strings.Repeat("x", n))
+}
+
+// bodyIs answers 200 with body.
+func bodyIs(body string) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, body) }
 }
 

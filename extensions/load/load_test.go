@@ -346,6 +346,7 @@ func TestClientOptions(t *testing.T) {
 		{`{url: "http://a/", proto: "h1", check: "c"}`, "needs a https:// URL"},
 		{`{url: "http://a/", proto: "h1c", streams: 2, check: "c"}`, "streams 2"},
 		{`{url: "http://a/", proto: "h1c", expectBytes: -1, check: "c"}`, "expectBytes -1"},
+		{`{url: "http://a/", proto: "h1c", expectBytes: 10, expect: "abc", check: "c"}`, "expectBytes 10, but expect is a body of 3 bytes"},
 		{`{url: "http://a/", proto: "h1c"}`, "check:"},
 		{`{url: "http://a/", proto: "h1c", check: "c", timeout: -5}`, "timeout -5"},
 		{``, "give the options"},

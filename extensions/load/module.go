@@ -1,10 +1,11 @@
 // Package load is the k6/x/proxybench/load module: a native load loop for the reused
 // scenarios. One call of run() from a VU's iteration sends GET after GET on the VU's kept-alive
 // connection (HTTP/1.1 cleartext or over TLS, or HTTP/2 with concurrent streams) until a
-// deadline, verifies every answer in Go (status 200, the exact body size, the protocol) and
-// emits the samples k6/http and scenarios/lib/checks.js would: http_reqs, http_req_duration,
-// http_req_waiting, http_req_failed, checks, new_connections, bad_responses{why},
-// wrong_proto and late_requests, with k6's tags. What it saves is the JavaScript, the
+// deadline, verifies every answer in Go (status 200, the exact body size, its bytes against the
+// expect option as they are read, the protocol) and emits the samples k6/http and
+// scenarios/lib/checks.js would: http_reqs, http_req_duration, http_req_waiting,
+// http_req_failed, checks, new_connections, bad_responses{why}, body_differs_at, wrong_proto
+// and late_requests, with k6's tags. What it saves is the JavaScript, the
 // net/http machinery and the goroutine hand-offs around every request: per request it costs
 // about what wrk and h2load cost.
 package load
@@ -62,7 +63,7 @@ func (mi *ModuleInstance) client(v sobek.Value) (*Client, error) {
 	}
 	var o Options
 	if v == nil || sobek.IsUndefined(v) || sobek.IsNull(v) {
-		return nil, errors.New("client: give the options: { url, proto, expectBytes, check, … }")
+		return nil, errors.New("client: give the options: { url, proto, expectBytes, expect, check, … }")
 	}
 	if err := mi.vu.Runtime().ExportTo(v, &o); err != nil {
 		return nil, errors.New("client: options: " + err.Error())

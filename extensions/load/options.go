@@ -26,6 +26,7 @@ type Options struct {
 	Proto       string            `js:"proto"`       // h1c, h1 or h2
 	Streams     int               `js:"streams"`     // h2: concurrent streams on the connection (default 1)
 	ExpectBytes int               `js:"expectBytes"` // the exact body size every answer must have
+	Expect      string            `js:"expect"`      // the body every answer must be, byte for byte (its UTF-8); "": the size alone
 	Check       string            `js:"check"`       // the name of the check every answer is counted in
 	Timeout     int               `js:"timeout"`     // ms a request may take (default 60000, k6/http's)
 	Tags        map[string]string `js:"tags"`        // extra tags on every sample (route, name, …)
@@ -40,6 +41,7 @@ type plan struct {
 	tls      bool
 	protoTag string // HTTP/1.1 or HTTP/2.0
 	timeout  time.Duration
+	expect   []byte // Expect's bytes, compared with every body as it is read; nil: none
 }
 
 // newPlan checks o, naming the option at fault.
@@ -76,6 +78,16 @@ func newPlan(o Options) (*plan, error) {
 	}
 	if o.ExpectBytes < 0 {
 		return nil, fmt.Errorf("client: expectBytes %d: a body size is 0 or more", o.ExpectBytes)
+	}
+	if o.Expect != "" {
+		// the size follows from the body; given both, they must agree
+		switch {
+		case o.ExpectBytes == 0:
+			p.ExpectBytes = len(o.Expect)
+		case o.ExpectBytes != len(o.Expect):
+			return nil, fmt.Errorf("client: expectBytes %d, but expect is a body of %d bytes", o.ExpectBytes, len(o.Expect))
+		}
+		p.expect = []byte(o.Expect)
 	}
 	if strings.TrimSpace(o.Check) == "" {
 		return nil, fmt.Errorf("client: check: every answer is counted in a named check; give its name")

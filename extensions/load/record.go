@@ -14,7 +14,9 @@ import (
 // latency and TTFB of the result), http_req_failed and checks (rates: one sample each, so
 // their counts stay per request), and counters summed until the next flush (http_reqs,
 // new_connections, late_requests, bad_responses{why}, wrong_proto): a counter's total is
-// the sum of its samples' values, so a batch of n counts as n requests.
+// the sum of its samples' values, so a batch of n counts as n requests. A body of the right
+// size whose bytes differ adds one body_differs_at sample (a Trend: the offset of its first
+// differing byte), as checks.js adds it.
 // data_sent and data_received come from k6's dialer, as for k6/http.
 
 // flushEvery bounds how long samples wait before they go to k6, and flushSamples how many.
@@ -23,23 +25,26 @@ const (
 	flushSamples = 4096
 )
 
-// customMetrics are the scenarios' own counters (scenarios/lib/metrics.js, window.js).
+// customMetrics are the scenarios' own metrics (scenarios/lib/metrics.js, window.js).
 type customMetrics struct {
 	newConnections, badResponses, wrongProto, lateRequests *metrics.Metric
+	bodyDiffersAt                                          *metrics.Metric // a Trend of byte offsets, not times
 }
 
 func registerCustom(r *metrics.Registry) (customMetrics, error) {
 	var m customMetrics
 	for _, c := range []struct {
 		name string
+		typ  metrics.MetricType
 		to   **metrics.Metric
 	}{
-		{"new_connections", &m.newConnections},
-		{"bad_responses", &m.badResponses},
-		{"wrong_proto", &m.wrongProto},
-		{"late_requests", &m.lateRequests},
+		{"new_connections", metrics.Counter, &m.newConnections},
+		{"bad_responses", metrics.Counter, &m.badResponses},
+		{"wrong_proto", metrics.Counter, &m.wrongProto},
+		{"late_requests", metrics.Counter, &m.lateRequests},
+		{"body_differs_at", metrics.Trend, &m.bodyDiffersAt},
 	} {
-		mt, err := r.NewMetric(c.name, metrics.Counter)
+		mt, err := r.NewMetric(c.name, c.typ)
 		if err != nil {
 			return m, err
 		}
@@ -54,6 +59,8 @@ type outcome struct {
 	status                int    // 0: no response
 	proto                 string // the response's protocol (HTTP/1.1, HTTP/2.0), "" without one
 	bytes                 int    // body bytes received
+	differs               bool   // a body byte differs from plan.expect's (within its length)
+	differsAt             int    // the offset of the first that does
 	err                   error  // why there was no (whole) response
 }
 
@@ -170,7 +177,10 @@ func (r *recorder) connected() {
 }
 
 // done records one request. Only what is wrong adds a sample beyond the four every request
-// has; the check passes only for status 200, the exact size and the expected protocol.
+// has; the check passes only for status 200, the exact body (its size, and its bytes when the
+// plan expects some) and the expected protocol. A body of the wrong size is wrong by its size
+// (why size); one of the right size whose bytes differ is why body, and body_differs_at gets
+// the offset of its first differing byte.
 func (r *recorder) done(o outcome) {
 	r.requests++
 	errCode := 0
@@ -195,12 +205,17 @@ func (r *recorder) done(o outcome) {
 	}
 	okStatus := o.status == 200
 	okSize := o.status != 0 && o.bytes == r.p.ExpectBytes
+	okBody := okSize && !o.differs
 	okProto := o.status != 0 && o.proto == r.p.protoTag
 	if !okStatus {
 		r.bad("status")
 	}
-	if !okSize {
+	switch {
+	case !okSize:
 		r.bad("size")
+	case !okBody:
+		r.bad("body")
+		r.sample(r.c.bodyDiffersAt, r.base, o.end, float64(o.differsAt))
 	}
 	if !okProto {
 		r.bad("proto")
@@ -209,7 +224,7 @@ func (r *recorder) done(o outcome) {
 		}
 	}
 	pass := 0.0
-	if okStatus && okSize && okProto {
+	if okStatus && okBody && okProto {
 		pass = 1
 	}
 	r.sample(r.b.Checks, r.check, o.end, pass)

@@ -14,8 +14,14 @@ export const reusedConnRequests = new Counter('reused_conn_requests');
 export const wrongProto = new Counter('wrong_proto');
 
 // Responses that failed the load scenarios' one combined check, tagged with why: status,
-// size or proto (only failures add a sample, so it costs nothing while all is well).
+// size, body (the right size, other bytes) or proto (only failures add a sample, so it costs
+// nothing while all is well). The probes count a body that is not the upstream's here too.
 export const badResponses = new Counter('bad_responses');
+
+// Where each body of the right size that was not the upstream's first differed from it: the
+// 0-based offset of its first differing byte (a count of bytes, not a time). One sample per
+// bad_responses{why:body}; the native loop (k6/x/proxybench/load) adds to the same metric.
+export const bodyDiffersAt = new Trend('body_differs_at');
 
 // Probe responses that broke one of a probe's rules (lib/probes.js), one sample per rule broken,
 // tagged with why: compressed (a Content-Encoding, also tagged with it: the upstream never

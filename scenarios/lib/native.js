@@ -2,10 +2,12 @@
 // thresholds, probe and result as their k6/http twins (scenario.js, reused-h2.js), but each VU
 // runs one long iteration per k6 scenario in which Go sends GET / after GET / on the VU's
 // connection until the scenario's DURATION (or WARMUP) is over, verifying every answer
-// (status 200, 4096 bytes, the protocol) and emitting k6's samples. The JavaScript around each
+// (status 200, the 4096-byte body byte for byte as it is read, the protocol) and emitting k6's
+// samples, bad_responses{why} and body_differs_at included. The JavaScript around each
 // request is gone, and with it most of what k6 costs per request (scenarios/README.md, "The client").
 import exec from 'k6/execution';
-import { requestParams, ROOT_BYTES, rootCheckName } from './checks.js';
+import { ROOT_BODY, ROOT_BYTES } from './bodies.js';
+import { requestParams, rootCheckName } from './checks.js';
 import { loadConfig } from './config.js';
 import { extension } from './extension.js';
 import { reusedOptions } from './options.js';
@@ -26,6 +28,7 @@ export function nativeScenario({ scenario }) {
     proto: cfg.proto.name,
     streams: cfg.proto.mux ? cfg.streams : 1,
     expectBytes: ROOT_BYTES,
+    expect: ROOT_BODY, // compared as it is read (lib/bodies.js)
     check: rootCheckName(cfg),
     tags: requestParams(cfg).tags,
   });

@@ -88,10 +88,8 @@ function validity(cfg) {
   } else {
     th.dropped_iterations = ['count==0'];
   }
-  if (cfg.mode !== 'probe') {
-    for (const why of BAD_WHY) {
-      th[`bad_responses${sel(cfg, `,why:${why}`)}`] = hook.counter;
-    }
+  for (const why of BAD_WHY) {
+    th[`bad_responses${sel(cfg, `,why:${why}`)}`] = hook.counter;
   }
   // the first byte at which a body differed from the upstream's (checks.js), any scenario
   th.body_differs_at = hook.trend;

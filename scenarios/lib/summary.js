@@ -79,6 +79,7 @@ function failedCheckNames(group, out = []) {
 //   latency, ttfb: trend names for latency_ms and ttfb_ms (default http_req_duration/_waiting)
 //   extra: { key: trend name } → extra[key] (selected on the measured scenario)
 //   expected: how many requests (or sessions) the run must complete, if fixed
+//   bodyBytes: the size of the body its checks compare byte for byte (default: /'s)
 //   noTimings: the responses have no k6/http timings, so no new_connections
 //   invalid(data, result): a probe's own rules broken, in words (counts.findings), or []
 //   vus: the VUs of a run that keeps one connection per VU (default: CONNECTIONS for reused,

@@ -142,13 +142,31 @@ func (s *Server) Close() error {
 	return err
 }
 
-var rootBody = bytes.Repeat([]byte("0123456789abcdef"), RootBodySize/16)
+// RootBody is the body served on "/", the upstream's: 0-9a-zA-Z repeated, cut at 4096 bytes
+// (upstream/README.md), so that a script's byte-for-byte check of it (scenarios/lib/bodies.js)
+// can be run against this server.
+var RootBody = func() []byte {
+	const alphabet = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	return bytes.Repeat([]byte(alphabet), RootBodySize/len(alphabet)+1)[:RootBodySize]
+}()
 
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Length", strconv.Itoa(len(rootBody)))
-		_, _ = w.Write(rootBody)
+		w.Header().Set("Content-Length", strconv.Itoa(len(RootBody)))
+		_, _ = w.Write(RootBody)
+	})
+	mux.HandleFunc("/rewritten", func(w http.ResponseWriter, r *http.Request) {
+		// "/" as a proxy that rewrites bytes would send it: the byte at ?at= changed, same length
+		at, err := strconv.Atoi(r.URL.Query().Get("at"))
+		if err != nil || at < 0 || at >= len(RootBody) {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		body := bytes.Clone(RootBody)
+		body[at] ^= 0x20
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		_, _ = w.Write(body)
 	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok"))
