@@ -57,6 +57,11 @@ func (s *server) serveConns(w http.ResponseWriter) {
 	b = append(b, `,"h3":`...)
 	b = strconv.AppendInt(b, s.conns.h3.Load(), 10)
 	b = append(b, '}')
+	serveCounters(w, b)
+}
+
+// serveCounters answers with b, a JSON document of counters read now: never cached.
+func serveCounters(w http.ResponseWriter, b []byte) {
 	h := w.Header()
 	h["Content-Type"] = contentTypeJSON
 	h["Cache-Control"] = noStore

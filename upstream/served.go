@@ -118,11 +118,7 @@ func (s *server) serveServed(w http.ResponseWriter) {
 		b = append(b, '}')
 	}
 	b = append(b, '}')
-	h := w.Header()
-	h["Content-Type"] = contentTypeJSON
-	h["Cache-Control"] = noStore
-	h["Content-Length"] = []string{strconv.Itoa(len(b))}
-	_, _ = w.Write(b)
+	serveCounters(w, b)
 }
 
 // bodyCounter counts the body bytes written through it.
