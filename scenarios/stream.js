@@ -8,17 +8,22 @@
 // chunk whole within 25 ms of the request, each gap between whole chunks within 50 ± 25 ms
 // (lib/probes.js says why these figures); a breach fails a check and is counted in
 // probe_violations{why}, and the result says which rule and by how much.
-// The bytes: k6/x/proxybench/sse times and counts a stream's bytes but hands none of them to the
-// script, so setup() reads the same stream whole (no interval) through the target with the
-// client of PROTO and stops the test unless each chunk is the upstream's pattern prefix
-// (lib/bodies.js streamChunk); the samples are held to its size.
+// The bytes: every response must be the upstream's, byte for byte: CHUNKS times its pattern's
+// prefix (lib/bodies.js streamChunk). k6/x/proxybench/sse hands the script none of a stream's
+// bytes, so it is given them (its expect param) and holds each read to the expected bytes at its
+// offset as it reads, keeping none; its result says where the first differing byte was
+// (body_differs_at, -1 for none). A body of another size counts in bad_responses{why:size}, one
+// of the right size that differs in bad_responses{why:body}, with that offset in
+// body_differs_at, and either fails the body's check. setup() first reads the same stream whole
+// (no interval) through the target with the client of PROTO and stops the test unless it is
+// the upstream's.
 'use k6 with k6/x/proxybench/sse';
 import { check } from 'k6';
 import { streamChunk } from './lib/bodies.js';
 import { probeTarget, protoOK } from './lib/checks.js';
 import { loadConfig } from './lib/config.js';
 import { extension } from './lib/extension.js';
-import { clockMs, now } from './lib/metrics.js';
+import { badResponses, bodyDiffersAt, clockMs, now } from './lib/metrics.js';
 import { probeOptions } from './lib/options.js';
 import { assertOutput, planOutput } from './lib/output.js';
 import {
@@ -41,13 +46,15 @@ const CHUNKS = 4;
 const CHUNK_BYTES = 4096;
 const INTERVAL_MS = 50;
 const TOTAL = CHUNKS * CHUNK_BYTES;
+// the whole body the upstream sends, TOTAL bytes: made once, compared with every response
+const BODY = streamChunk(CHUNK_BYTES).repeat(CHUNKS);
 const RULE = pacing(INTERVAL_MS);
 const RULES = [COMPRESSED, ...PACING_WHY];
 
 const cfg = loadConfig({ scenario: 'stream', client: 'k6/x/proxybench/sse' });
 const out = planOutput(cfg);
 const url = `${cfg.url}?chunks=${CHUNKS}&chunk_bytes=${CHUNK_BYTES}&interval_ms=${INTERVAL_MS}`;
-const params = streamParams(cfg, FETCH_HEADERS);
+const params = { ...streamParams(cfg, FETCH_HEADERS), expect: BODY };
 
 export const options = ruleThresholds(probeOptions(cfg, { trends: ['stream_first_chunk'] }), cfg, RULES);
 
@@ -57,7 +64,7 @@ export function setup() {
     probed: probeTarget(cfg, {
       path: `${cfg.route}?chunks=${CHUNKS}&chunk_bytes=${CHUNK_BYTES}&interval_ms=0`,
       params: { headers: FETCH_HEADERS },
-      expectBody: streamChunk(CHUNK_BYTES).repeat(CHUNKS),
+      expectBody: BODY,
     }),
   };
 }
@@ -68,11 +75,13 @@ export default function () {
   clockMs.add(now());
   const rightProto = protoOK(res, cfg);
   const encoding = countCompressed(res);
+  const sameBytes = sameStream(res);
   const checks = {
     'status is 200': (r) => r.status === 200,
     'not compressed (no Content-Encoding)': () => encoding === '',
-    // decoded, when it came compressed: every byte the upstream sent, no more
-    [`body is ${TOTAL} bytes`]: (r) => r.bytes === TOTAL,
+    // decoded, when it came compressed: every byte the upstream sent, no more, each the
+    // upstream's (the name still says only the size: the results know the check by it)
+    [`body is ${TOTAL} bytes`]: () => sameBytes,
     [`proto is ${cfg.proto.expected}`]: () => rightProto,
   };
   // a failed response is already counted (http_req_failed), and has no timing to judge; a
@@ -85,9 +94,28 @@ export default function () {
   check(res, checks);
 }
 
+// sameStream tells whether a response's body was BODY, as lib/checks.js sameBody does for a
+// body in hand, from what k6/x/proxybench/sse measured while it read it: its size (bytes), and
+// body_differs_at, the first byte that differed from BODY's at its offset (-1: none). When it was
+// not, it says why in bad_responses{why}: size for a body of another size (a size mismatch,
+// wherever its bytes differ), body for one of TOTAL bytes that differs, with the offset of the
+// first that does in body_differs_at.
+function sameStream(res) {
+  if (res.bytes !== TOTAL) {
+    badResponses.add(1, { why: 'size' });
+    return false;
+  }
+  const at = res.body_differs_at;
+  if (at === -1) return true;
+  badResponses.add(1, { why: 'body' });
+  if (at >= 0) bodyDiffersAt.add(at);
+  return false;
+}
+
 export function handleSummary(data) {
   return summarize(data, cfg, out, {
     expected: cfg.samples,
+    bodyBytes: TOTAL,
     noTimings: true,
     extra: { stream_first_chunk: 'stream_first_chunk' },
     invalid: (d, result) => ruleReasons(d, result, cfg, RULES, { one: 'chunk', many: 'chunks' }, RULE),

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -116,6 +117,27 @@ func TestHTTP3(t *testing.T) {
 				tc.check(t, res)
 			}
 			assert.Equal(t, int64(1), tc.srv.accepted.Load(), "two calls, one QUIC connection")
+		})
+	}
+}
+
+// TestHTTP3Expect: the expect param holds the body to its bytes over HTTP/3 as over h1 and h2.
+func TestHTTP3Expect(t *testing.T) {
+	t.Parallel()
+
+	srv := newH3Server(t, patternHandler(t))
+	expect := strings.Repeat(patternChunk(4096), 4)
+	for path, want := range map[string]int64{"/stream": -1, "/stream?flip=6": 4096 + 6} {
+		t.Run(path, func(t *testing.T) {
+			t.Parallel()
+			env := newH3TestEnv(t, srv)
+			require.NoError(t, env.rt.VU.Runtime().Set("EXPECT", expect))
+			res := env.mustCall(t, "stream", srv.url+path, `{http3: true, timeout: "5s", expect: EXPECT}`)
+			require.Equal(t, 200, res.Status, res.Error)
+			assert.Equal(t, "HTTP/3.0", res.Proto)
+			assert.Equal(t, int64(len(expect)), res.Bytes)
+			require.NotNil(t, res.BodyDiffersAt)
+			assert.Equal(t, want, *res.BodyDiffersAt)
 		})
 	}
 }

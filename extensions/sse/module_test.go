@@ -47,9 +47,11 @@ type jsResult struct {
 	ChunksMS     []float64 `json:"chunks_ms"`
 	ChunksBytes  []int64   `json:"chunks_bytes"`
 	FirstChunkMS *float64  `json:"first_chunk_ms"`
-	DurationMS   float64   `json:"duration_ms"`
-	Error        string    `json:"error"`
-	ErrorCode    int       `json:"error_code"`
+	// nil when the result has no body_differs_at (no expect param)
+	BodyDiffersAt *int64  `json:"body_differs_at"`
+	DurationMS    float64 `json:"duration_ms"`
+	Error         string  `json:"error"`
+	ErrorCode     int     `json:"error_code"`
 }
 
 type testEnv struct {

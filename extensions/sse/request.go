@@ -25,7 +25,8 @@ type request struct {
 	fn        string // "get" or "stream", for error messages
 	mode      mode
 	maxEvents int
-	http3     bool // over HTTP/3, on the VU's k6/x/proxybench/http3 connections
+	expect    *string // stream only: the whole body expected, compared as it is read; nil: none
+	http3     bool    // over HTTP/3, on the VU's k6/x/proxybench/http3 connections
 	preq      *httpext.ParsedHTTPRequest
 }
 
@@ -81,6 +82,7 @@ func (mi *ModuleInstance) call(fn string, m mode, url, params sobek.Value) (sobe
 // proto HTTP/3.0 and everything else (samples, tags, errors) is as over h1 and h2.
 func (mi *ModuleInstance) do(ctx context.Context, state *lib.State, req *request) (*Result, error) {
 	rec := newRecorder(req.mode, req.maxEvents)
+	rec.expect = req.expect
 	next := state.Transport
 	if req.http3 {
 		next = mi.h3.RoundTripper(ctx, state)
@@ -212,6 +214,18 @@ func (req *request) applyParams(rt *sobek.Runtime, obj *sobek.Object) error {
 				return fmt.Errorf("sse.%s() %w", req.fn, err)
 			}
 			req.maxEvents = n
+		case "expect":
+			if req.mode != modeChunks {
+				return fmt.Errorf("sse.%s() doesn't accept expect, only sse.stream() does", req.fn)
+			}
+			if common.IsNullish(v) {
+				continue
+			}
+			s, ok := v.Export().(string)
+			if !ok {
+				return fmt.Errorf("sse.%s() expect must be a string (the whole body expected), got %s", req.fn, v.String())
+			}
+			req.expect = &s
 		default:
 			return fmt.Errorf("sse.%s() unknown param %q", req.fn, k)
 		}

@@ -76,6 +76,27 @@ func TestParseRequest(t *testing.T) {
 				assert.Equal(t, map[string]string{"vu_tag": "x", "route": "/sse"}, req.preq.TagsAndMeta.Tags.Map())
 				assert.Equal(t, 3, req.maxEvents)
 				assert.True(t, req.preq.Throw)
+				assert.Nil(t, req.expect)
+			},
+		},
+		{
+			name: "expect on stream", fn: "stream", mode: modeChunks, params: `{expect: "0123"}`,
+			check: func(t *testing.T, req *request) {
+				require.NotNil(t, req.expect)
+				assert.Equal(t, "0123", *req.expect)
+			},
+		},
+		{
+			name: "an empty expect is a body of 0 bytes", fn: "stream", mode: modeChunks, params: `{expect: ""}`,
+			check: func(t *testing.T, req *request) {
+				require.NotNil(t, req.expect)
+				assert.Empty(t, *req.expect)
+			},
+		},
+		{
+			name: "expect null or undefined: none", fn: "stream", mode: modeChunks, params: `{expect: null}`,
+			check: func(t *testing.T, req *request) {
+				assert.Nil(t, req.expect)
 			},
 		},
 	}
@@ -106,6 +127,9 @@ func TestParseRequestErrors(t *testing.T) {
 		{"zero timeout", "get", `{timeout: 0}`, "sse.get() timeout must be positive", modeEvents},
 		{"bad timeout", "stream", `{timeout: "later"}`, "sse.stream() invalid timeout value", modeChunks},
 		{"bad tag", "get", `{tags: {a: [1]}}`, "sse.get() invalid metric tags", modeEvents},
+		{"expect on get", "get", `{expect: "x"}`, "sse.get() doesn't accept expect, only sse.stream() does", modeEvents},
+		{"expect a number", "stream", `{expect: 16384}`, "sse.stream() expect must be a string (the whole body expected), got 16384", modeChunks},
+		{"expect an ArrayBuffer", "stream", `{expect: new ArrayBuffer(2)}`, "sse.stream() expect must be a string", modeChunks},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

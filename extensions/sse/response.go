@@ -33,6 +33,14 @@ type Result struct {
 	// the Nth byte arrived, so when each of the server's chunks was whole, however a proxy or
 	// the network split or merged them into reads.
 	ChunkSizes []int64
+
+	// Checked: the body was compared with the stream param expect as it was read.
+	// BodyDiffersAt is then the 0-based offset of its first (decoded) byte that differs from
+	// expect's at the same offset, -1 when none does. Only the bytes both have are compared: a
+	// body shorter or longer than expect, and otherwise the same, is -1, and its size (Bytes)
+	// tells it apart.
+	Checked       bool
+	BodyDiffersAt int64
 }
 
 // newResult merges what k6 reports (status, errors) with what the tap saw.
@@ -47,6 +55,9 @@ func newResult(m mode, rec *recorder, resp *httpext.Response) *Result {
 		if resp.Headers != nil {
 			res.Headers = resp.Headers
 		}
+	}
+	if rec != nil && rec.expect != nil {
+		res.Checked, res.BodyDiffersAt = true, -1
 	}
 	if rec == nil || rec.start.IsZero() {
 		return res
@@ -66,6 +77,9 @@ func newResult(m mode, rec *recorder, resp *httpext.Response) *Result {
 	res.Events = h.events
 	res.Chunks = h.chunks
 	res.ChunkSizes = h.sizes
+	if h.check != nil {
+		res.BodyDiffersAt = h.check.differsAt
+	}
 	return res
 }
 
@@ -148,6 +162,9 @@ func (r *Result) toJS(rt *sobek.Runtime) *sobek.Object {
 		}
 		set("chunks_bytes", rt.NewArray(sizes...))
 		set("first_chunk_ms", ms(r.FirstChunk()))
+		if r.Checked {
+			set("body_differs_at", r.BodyDiffersAt)
+		}
 	}
 
 	set("duration_ms", metrics.D(r.Duration))

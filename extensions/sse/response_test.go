@@ -50,6 +50,16 @@ func TestResultToJS(t *testing.T) {
 				"chunks_ms":[1.5,3],"chunks_bytes":[1,2],"first_chunk_ms":1.5,"duration_ms":4,"error":"","error_code":0}`,
 		},
 		{
+			name: "chunks held to expect",
+			res: &Result{
+				mode: modeChunks, Status: 200, Proto: "HTTP/2.0", Headers: map[string]string{},
+				Bytes: 3, HasFirstByte: true, FirstByte: ms, Duration: 4 * ms,
+				Chunks: []time.Duration{3 * ms}, ChunkSizes: []int64{3}, Checked: true, BodyDiffersAt: 2,
+			},
+			want: `{"status":200,"proto":"HTTP/2.0","headers":{},"bytes":3,"first_byte_ms":1,
+				"chunks_ms":[3],"chunks_bytes":[3],"first_chunk_ms":3,"body_differs_at":2,"duration_ms":4,"error":"","error_code":0}`,
+		},
+		{
 			name: "failed stream: nulls and empty arrays",
 			res:  &Result{mode: modeChunks, Headers: map[string]string{}, Error: "request timeout", ErrorCode: 1050},
 			want: `{"status":0,"proto":"","headers":{},"bytes":0,"first_byte_ms":null,
@@ -86,6 +96,32 @@ func TestNewResult(t *testing.T) {
 		assert.Equal(t, 1020, res.ErrorCode)
 		assert.Zero(t, res.Duration)
 		assert.False(t, res.HasFirstByte)
+		assert.False(t, res.Checked)
+	})
+
+	t.Run("not sent, with expect: nothing differs", func(t *testing.T) {
+		t.Parallel()
+		rec := newRecorder(modeChunks, 0)
+		want := "abc"
+		rec.expect = &want
+		res := newResult(modeChunks, rec, &httpext.Response{Error: "x", ErrorCode: 1020})
+		assert.True(t, res.Checked)
+		assert.Equal(t, int64(-1), res.BodyDiffersAt)
+	})
+
+	t.Run("the hop's body check", func(t *testing.T) {
+		t.Parallel()
+		rec := newRecorder(modeChunks, 0)
+		want := "abcdef"
+		rec.expect = &want
+		rec.start = start
+		check := newBodyCheck(want)
+		check.feed([]byte("abc"))
+		check.feed([]byte("dXf"))
+		rec.cur = &hop{headersAt: start.Add(ms), end: start.Add(2 * ms), bytes: 6, check: check}
+		res := newResult(modeChunks, rec, &httpext.Response{Status: 200})
+		assert.True(t, res.Checked)
+		assert.Equal(t, int64(4), res.BodyDiffersAt)
 	})
 
 	t.Run("k6's status wins over the hop's", func(t *testing.T) {

@@ -27,6 +27,10 @@ type recorder struct {
 	mode      mode
 	maxEvents int // 0: no limit
 
+	// expect is the body every response must be (sse.stream()'s expect param), compared with
+	// each read as it returns; nil: none, the body is not compared.
+	expect *string
+
 	start time.Time // the first RoundTrip (after k6's rps limiter)
 	now   func() time.Time
 
@@ -45,6 +49,7 @@ type hop struct {
 	sizes     []int64         // modeChunks: how many bytes each of those reads returned
 	events    []timedEvent    // modeEvents
 	parser    *parser
+	check     *bodyCheck // with recorder.expect: the body so far against it
 }
 
 type timedEvent struct {
@@ -79,6 +84,9 @@ func (t *tapTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	h := &hop{}
 	if rec.mode == modeEvents {
 		h.parser = newParser()
+	}
+	if rec.expect != nil {
+		h.check = newBodyCheck(*rec.expect)
 	}
 	rec.cur = h
 
@@ -117,6 +125,9 @@ func (b *tapBody) Read(p []byte) (int, error) {
 	h := b.hop
 	if n > 0 {
 		h.bytes += int64(n)
+		if h.check != nil {
+			h.check.feed(p[:n])
+		}
 		switch b.rec.mode {
 		case modeChunks:
 			h.chunks = append(h.chunks, b.rec.since(now))
