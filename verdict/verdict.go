@@ -104,9 +104,9 @@ func Judge(r Run) []string {
 		return append([]string{"setup() failed before any load; k6 printed the reason on stderr " +
 			"(target unreachable, certificate, protocol or route)"}, r.Faults...)
 	}
-	why := Each(r)
+	why := each(r)
 	if !r.Segment {
-		for _, t := range Totals(r) {
+		for _, t := range totals(r) {
 			if r.Parts > 1 {
 				t = "totals: " + t
 			}
@@ -120,8 +120,8 @@ func Judge(r Run) []string {
 	return why
 }
 
-// Each are the rules that add up over the parts of a split run: every instance is held to them.
-func Each(r Run) []string {
+// each are the rules that add up over the parts of a split run: every instance is held to them.
+func each(r Run) []string {
 	var why []string
 	for _, rule := range eachRules {
 		if s := rule(r); s != "" {
@@ -132,8 +132,8 @@ func Each(r Run) []string {
 	return why
 }
 
-// Totals are the rules of the plan's totals: judged on a whole run, or on a split run's merge.
-func Totals(r Run) []string {
+// totals are the rules of the plan's totals: judged on a whole run, or on a split run's merge.
+func totals(r Run) []string {
 	var why []string
 	for _, rule := range totalsRules {
 		if s := rule(r); s != "" {
