@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/proxybench/proxybench/runner"
 )
 
 // TestObserveEndToEnd streams real k6 runs (bin/k6 with our output) against a real upstream
@@ -303,5 +305,11 @@ func readResult(t *testing.T, path string) result {
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
+	// the script counts, the verdict judges: as every reader of a result does
+	judged, err := runner.LoadResult(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Valid, r.Invalid = judged.Valid, judged.Invalid
 	return r
 }
