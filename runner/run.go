@@ -320,19 +320,17 @@ func (r *Runner) annotate(got *Result, j Job, summary string, w *watch, all *flo
 		got.TLS = n
 		add["tls"] = n
 	}
-	if w != nil && w.upstream != nil && all != nil {
-		seen := w.upstream(*all, got.Route)
-		if got.UpstreamConns = seen.conns; got.UpstreamConns != nil {
-			add["upstream_conns"] = got.UpstreamConns
-		}
-		if seen.answered != nil && got.Counts != nil && got.Plan != nil {
-			got.UpstreamRequests = verdict.NewUpstream(*seen.answered, got.Counts.Answered, got.Plan.InFlight)
-			add["upstream_requests"] = got.UpstreamRequests
-		}
+	if w != nil {
+		w.record(got, all)
 	}
-	if w != nil && w.offered != nil {
-		got.OfferedStreams = w.offered
-		add["offered_streams"] = *w.offered
+	if got.UpstreamConns != nil {
+		add["upstream_conns"] = got.UpstreamConns
+	}
+	if got.UpstreamRequests != nil {
+		add["upstream_requests"] = got.UpstreamRequests
+	}
+	if got.OfferedStreams != nil {
+		add["offered_streams"] = *got.OfferedStreams
 	}
 	got.Judge()
 	add["valid"], add["invalid"] = got.Valid, nonNil(got.Invalid)
@@ -346,6 +344,20 @@ func (r *Runner) annotate(got *Result, j Job, summary string, w *watch, all *flo
 type watch struct {
 	upstream func(requests float64, route string) upstreamSeen
 	offered  *float64
+}
+
+// record sets on res what the watch saw of its run, all being every request k6 sent (nil: not
+// counted, and the upstream's figures not read): the upstream's connections and answers, and
+// the streams the target offered.
+func (w *watch) record(res *Result, all *float64) {
+	if w.upstream != nil && all != nil {
+		seen := w.upstream(*all, res.Route)
+		res.UpstreamConns = seen.conns
+		if seen.answered != nil && res.Counts != nil && res.Plan != nil {
+			res.UpstreamRequests = verdict.NewUpstream(*seen.answered, res.Counts.Answered, res.Plan.InFlight)
+		}
+	}
+	res.OfferedStreams = w.offered
 }
 
 // watchRun starts the watch of one run of j: the target's offered streams are read first, so

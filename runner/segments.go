@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/proxybench/proxybench/extensions/histogram"
-	"github.com/proxybench/proxybench/verdict"
 )
 
 // ParseSegments checks SEGMENTS, the number of k6 instances one run is split over; empty is 1.
@@ -179,20 +178,13 @@ func (r *Runner) RunSegments(ctx context.Context, testid string, j Job, n int) *
 		return fail(err)
 	}
 	res := m.Result
-	if watched.upstream != nil {
-		var all float64
-		for _, in := range insts {
-			if c, err := AllRequests(in.summary); err == nil {
-				all += c
-			}
-		}
-		seen := watched.upstream(all, res.Route)
-		res.UpstreamConns = seen.conns
-		if seen.answered != nil && res.Plan != nil {
-			res.UpstreamRequests = verdict.NewUpstream(*seen.answered, res.Counts.Answered, res.Plan.InFlight)
+	var all float64
+	for _, in := range insts {
+		if c, err := AllRequests(in.summary); err == nil {
+			all += c
 		}
 	}
-	res.OfferedStreams = watched.offered
+	watched.record(res, &all)
 	res.Judge()
 	if err := WriteMerged(merged, insts[0].summary, m); err != nil {
 		return fail(fmt.Errorf("merged result of %s %s: %w", j.Scenario, j.Target, err))
