@@ -22,7 +22,6 @@ func serveSSE(w http.ResponseWriter, r *http.Request) (written int64) {
 	}
 	count := v[0]
 	pace := newPacer(time.Duration(v[1]) * time.Millisecond)
-	defer pace.stop()
 
 	h := w.Header()
 	h["Content-Type"] = contentTypeSSE

@@ -23,7 +23,6 @@ func (s *server) serveStream(w http.ResponseWriter, r *http.Request) (written in
 	}
 	chunks, chunk := v[0], s.streamChunk[:v[1]]
 	pace := newPacer(time.Duration(v[2]) * time.Millisecond)
-	defer pace.stop()
 
 	h := w.Header()
 	h["Content-Type"] = contentTypeOctets
