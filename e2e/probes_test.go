@@ -12,6 +12,15 @@ import (
 	"github.com/proxybench/proxybench/stack"
 )
 
+// What a site does to save bandwidth: compress whatever a client accepts, event streams and
+// proxied responses included.
+const gzip = "gzip on; gzip_types text/event-stream application/octet-stream application/json; " +
+	"gzip_proxied any; gzip_min_length 0;"
+
+// heldBack is nginx holding a stream back: with proxy_buffering on, nothing flushes the gzip
+// stream, so nginx sends nothing, headers included, until the upstream's response has ended.
+var heldBack = [][2]string{inLocation(gzip), {"proxy_buffering off;", "proxy_buffering on;"}}
+
 // TestProbesMeetTheProxyAsABrowserDoes proves that the json, stream and sse probes catch what a
 // browser meets behind a proxy. The probes ask as a browser does (Accept-Encoding included), so
 // a proxy that compresses for such clients is invalid, named as compressed; and the upstream no
@@ -21,10 +30,6 @@ import (
 // copies of nginx's folder, brought up with the real CLI.
 func TestProbesMeetTheProxyAsABrowserDoes(t *testing.T) {
 	const plain, gzipped, held = "nginx-plain", "nginx-gzip", "nginx-gzip-buffered"
-	// What a site does to save bandwidth: compress whatever a client accepts, event streams and
-	// proxied responses included.
-	const gzip = "gzip on; gzip_types text/event-stream application/octet-stream application/json; " +
-		"gzip_proxied any; gzip_min_length 0;"
 	h := variantHarness(t, 700,
 		nginxVariant{name: plain},
 		// With proxy_buffering off (proxies/nginx), nginx flushes its gzip stream at each
@@ -34,7 +39,7 @@ func TestProbesMeetTheProxyAsABrowserDoes(t *testing.T) {
 		// included, until the upstream's response has ended. Before, the upstream's
 		// X-Accel-Buffering: no switched buffering off for exactly these responses, and the
 		// probes asked for no compression: this config passed them.
-		nginxVariant{held, [][2]string{inLocation(gzip), {"proxy_buffering off;", "proxy_buffering on;"}}},
+		nginxVariant{held, heldBack},
 	)
 	h.up(t)
 
@@ -60,10 +65,10 @@ func TestProbesMeetTheProxyAsABrowserDoes(t *testing.T) {
 		{scenario: "sse", target: gzipped, want: []string{compressed}},
 		{scenario: "json", target: held, want: []string{compressed}},
 		{scenario: "stream", target: held, want: []string{
-			compressed, "first chunk late in 2 of 2 responses", "chunks in bursts in 2 of 2 responses",
+			compressed, "first chunk held back in 2 of 2 responses", "chunks released together in 2 of 2 responses",
 		}},
 		{scenario: "sse", target: held, want: []string{
-			compressed, "first event late in 2 of 2 responses", "events in bursts in 2 of 2 responses",
+			compressed, "first event held back in 2 of 2 responses", "events released together in 2 of 2 responses",
 		}},
 	}
 	// h1c and h2 (TLS, ALPN h2, what browsers speak): h1 and h3 go through the same gzip and
@@ -152,7 +157,7 @@ func hasReason(reasons []string, prefix string) bool {
 // logFigures logs a probe's first-event or first-chunk figures: -v shows them for each cell.
 func logFigures(t *testing.T, r *runner.Result) {
 	t.Helper()
-	for _, k := range []string{"sse_first_event", "sse_event_gap", "stream_first_chunk"} {
+	for _, k := range []string{"sse_first_event", "sse_event_gap", "stream_first_chunk", "stream_chunk_gap"} {
 		if s, ok := r.Extra[k]; ok {
 			t.Logf("%s/%s/%s %s ms: min %.3f p50 %.3f max %.3f", r.Scenario, r.Target, r.Proto, k, s.Min, s.P50, s.Max)
 		}

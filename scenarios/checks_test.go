@@ -15,21 +15,7 @@ import (
 // body of the right size that differs, at its first differing byte.
 func TestBodyChecks(t *testing.T) {
 	t.Parallel()
-	k6, err := filepath.Abs(filepath.Join("..", "bin", "k6"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(k6); err != nil {
-		t.Skip("no bin/k6 to run lib/checks_test.js with: make k6-build")
-	}
-	cmd := exec.Command(k6, "run", "--quiet", "--no-color", filepath.Join("lib", "checks_test.js"))
-	cmd.Env = append(os.Environ(), "K6_NO_USAGE_REPORT=true", "K6_AUTO_EXTENSION_RESOLUTION=false")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("k6 run lib/checks_test.js: %v\n%s\n%s", err, out, stderr.String())
-	}
+	out := runK6Test(t, "checks_test.js")
 	var got struct {
 		Cases         int                `json:"cases"`
 		Failed        []string           `json:"failed"`
@@ -37,10 +23,10 @@ func TestBodyChecks(t *testing.T) {
 		BodyDiffersAt map[string]float64 `json:"body_differs_at"`
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("lib/checks_test.js printed %q: %v\n%s", out, err, stderr.String())
+		t.Fatalf("lib/checks_test.js printed %q: %v", out, err)
 	}
 	if got.Cases == 0 {
-		t.Fatalf("lib/checks_test.js ran no case:\n%s\n%s", out, stderr.String())
+		t.Fatalf("lib/checks_test.js ran no case:\n%s", out)
 	}
 	for _, f := range got.Failed {
 		t.Errorf("lib/checks_test.js: %s", f)
@@ -59,4 +45,26 @@ func TestBodyChecks(t *testing.T) {
 			t.Errorf("body_differs_at %s %v, want %v", stat, got.BodyDiffersAt[stat], v)
 		}
 	}
+}
+
+// runK6Test runs lib/<script>, a k6 script of unit tests that sends no request, with the k6
+// the Makefile builds, and returns what its handleSummary printed.
+func runK6Test(t *testing.T, script string) []byte {
+	t.Helper()
+	k6, err := filepath.Abs(filepath.Join("..", "bin", "k6"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(k6); err != nil {
+		t.Skipf("no bin/k6 to run lib/%s with: make k6-build", script)
+	}
+	cmd := exec.Command(k6, "run", "--quiet", "--no-color", filepath.Join("lib", script))
+	cmd.Env = append(os.Environ(), "K6_NO_USAGE_REPORT=true", "K6_AUTO_EXTENSION_RESOLUTION=false")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("k6 run lib/%s: %v\n%s\n%s", script, err, out, stderr.String())
+	}
+	return out
 }

@@ -25,14 +25,22 @@ export const bodyDiffersAt = new Trend('body_differs_at');
 
 // Probe responses that broke one of a probe's rules (lib/probes.js), one sample per rule broken,
 // tagged with why: compressed (a Content-Encoding, also tagged with it: the upstream never
-// compresses, so the proxy did), first (the first event or chunk came late), burst (two came
-// closer together than the upstream sent them), stall (two came further apart). Only breaches
-// add a sample, so it costs nothing while all is well.
+// compresses, so the proxy did), first (the first event or chunk was held back past the next
+// one's sending), burst (two came closer together than the upstream ever sends them). Only
+// breaches add a sample, so it costs nothing while all is well.
 export const probeViolations = new Counter('probe_violations');
 
 // The figure behind each timing breach, tagged with the same why: how long the first event or
-// chunk took, or the gap that was too short or too long (ms).
+// chunk took, or the gap that was too short (ms).
 export const probeViolationMs = new Trend('probe_violation_ms', true);
+
+// Probe responses with a stall: one gap between parts longer than the interval and its slack
+// (lib/probes.js). A figure, not a verdict: a busy machine makes stalls as a proxy can.
+export const probeStalls = new Counter('probe_stalls');
+
+// The gaps between the stream probe's whole chunks (the sse extension times its events' gaps
+// itself, as sse_event_gap).
+export const streamChunkGap = new Trend('stream_chunk_gap', true);
 
 // Readings of the test clock (ms since the test started) at the start and the end of every
 // measured iteration where the window matters: min is when measuring began, max when it ended.

@@ -85,6 +85,7 @@ function failedCheckNames(group, out = []) {
 //   vus: the VUs of a run that keeps one connection per VU (default: CONNECTIONS for reused,
 //     none for the others), held to the plan's connection bound
 //   arrival: equal-load's equalLoadPlan (options.js): its rate and VU pool
+//   pacing: a paced probe's pacing block (lib/probes.js pacingOf), as it is
 export function buildResult(data, cfg, spec = {}) {
   const s = sel(cfg);
   const seg = segmentOf();
@@ -174,6 +175,7 @@ export function buildResult(data, cfg, spec = {}) {
     const st = stats(data, `${trend}${s}`);
     if (st) result.extra[key] = st;
   }
+  if (spec.pacing) result.pacing = spec.pacing;
 
   if (openModel) {
     const per = spec.arrival.perIteration;
