@@ -116,6 +116,10 @@ type Run struct {
 	UpstreamConns *runner.UpstreamConns `json:"upstream_conns,omitempty"`
 	// UpstreamRequests is what the upstream answered beside what the client completed.
 	UpstreamRequests *verdict.Upstream `json:"upstream_requests,omitempty"`
+	// Pacing is a paced probe's rule and stalls (stream, sse); OutsideLoad the machine's CPU
+	// other processes used during the run (runner.Result's).
+	Pacing      *runner.Pacing      `json:"pacing,omitempty"`
+	OutsideLoad *runner.OutsideLoad `json:"outside_load,omitempty"`
 	// Dashboard is k6's web dashboard HTML export of this run (K6_WEB_DASHBOARD_EXPORT),
 	// relative to the bench's folder, when one was made.
 	Dashboard string `json:"dashboard,omitempty"`
@@ -235,7 +239,7 @@ func (b *Bench) add(file string, rf *runFile, res *runner.Resources) {
 		RPS: r.RPS, Requests: r.Requests, Failed: r.FailedRequests, DurationS: r.DurationS,
 		P50: r.Latency.P50, P95: r.Latency.P95, P99: r.Latency.P99, TTFBP50: r.TTFB.P50,
 		Extra: r.Extra, Resources: res, Dashboard: rf.Dashboard, UpstreamConns: r.UpstreamConns,
-		UpstreamRequests: r.UpstreamRequests,
+		UpstreamRequests: r.UpstreamRequests, Pacing: r.Pacing, OutsideLoad: r.OutsideLoad,
 	}
 	if r.Err != "" {
 		run.Invalid = append(run.Invalid, r.Err)

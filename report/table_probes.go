@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/proxybench/proxybench/runner"
 )
@@ -58,9 +59,23 @@ func probeValue(c *Cell) (string, string) {
 		return c.NoProto, classNoProto
 	}
 	if v, ok := probeMedian(c); ok {
+		if busy(c) {
+			return ms(v) + "*", ""
+		}
 		return ms(v), ""
 	}
 	return "invalid", classInvalid
+}
+
+// busy tells whether a run of the cell saw outside load.
+func busy(c *Cell) bool {
+	return slices.ContainsFunc(c.Runs, func(r Run) bool { return r.OutsideLoad.Busy() })
+}
+
+// busyNote explains the * of a figure measured under outside load.
+func busyNote() string {
+	return fmt.Sprintf("* measured while processes other than the client, the target and the upstream used more than %.0f%% of the CPU: "+
+		"the figure is the machine's as much as the target's.", runner.OutsideLoadShare*100)
 }
 
 // wide lays cells of the given scenarios out as one row per target and one column per
@@ -109,6 +124,7 @@ func probeTable(b *Bench) table {
 	for _, c := range cols {
 		t.Head = append(t.Head, "/"+c.scenario+" "+c.proto)
 	}
+	anyBusy := false
 	for _, tg := range b.Targets() {
 		r := row{Cells: []string{tg}}
 		found := false
@@ -116,6 +132,7 @@ func probeTable(b *Bench) table {
 			c := b.find(col.scenario, tg, col.proto)
 			v, class := probeValue(c)
 			found = found || c != nil
+			anyBusy = anyBusy || strings.HasSuffix(v, "*")
 			if class == classInvalid {
 				r.Class = classInvalid
 			}
@@ -127,6 +144,9 @@ func probeTable(b *Bench) table {
 	}
 	if slices.ContainsFunc(cols, func(c wideCol) bool { return c.proto == "h3" }) {
 		t.Notes = append(t.Notes, "HTTP/3 probes include QUIC connection setup by the probe client.")
+	}
+	if anyBusy {
+		t.Notes = append(t.Notes, busyNote())
 	}
 	return t
 }
@@ -209,4 +229,91 @@ func wsTable(b *Bench) table {
 	}
 	t.Head, t.Rows = perProtoTable(b, "ws", []string{"connect ms", "echo ms"}, []string{"ws_connect", "ws_echo"})
 	return t
+}
+
+// gapKeys are the extra trends of the gaps between a paced probe's parts.
+var gapKeys = map[string]string{"stream": "stream_chunk_gap", "sse": "sse_event_gap"}
+
+// pacingTable is the streamed probes' longest gap between parts, per target and protocol:
+// a stall is a figure, never a verdict (a busy machine makes one as a proxy can), and a gap
+// measured while other processes took the CPU is marked so.
+func pacingTable(b *Bench) table {
+	t := table{
+		ID: "pacing", Title: "Streamed responses: the longest gap",
+		Intro: "The longest gap between two parts of a response (/stream's 4 KiB chunks, sent 50 ms apart; /sse's events, 150 ms apart), " +
+			"over every sample of every run, ms. A proxy that holds parts back and releases them together is invalid (its cell says why); " +
+			"a stall, one late part and then the beat again, is only shown here: a busy machine makes one as a proxy can.",
+		Empty: "No streamed probe in this bench.",
+	}
+	cols := b.wideCols("stream", "sse")
+	if len(cols) == 0 {
+		return t
+	}
+	t.Head = []string{"target"}
+	for _, c := range cols {
+		t.Head = append(t.Head, "/"+c.scenario+" "+c.proto)
+	}
+	anyBusy, stalled := false, false
+	for _, tg := range b.Targets() {
+		r := row{Cells: []string{tg}}
+		found := false
+		for _, col := range cols {
+			c := b.find(col.scenario, tg, col.proto)
+			v, class, st, bz := gapValue(c)
+			found = found || c != nil
+			stalled, anyBusy = stalled || st, anyBusy || bz
+			if class == classInvalid {
+				r.Class = classInvalid
+			}
+			r.Cells = append(r.Cells, v)
+		}
+		if found {
+			t.Rows = append(t.Rows, r)
+		}
+	}
+	if stalled {
+		t.Notes = append(t.Notes, "stalls: responses with a gap longer than the interval and its slack (/stream 75 ms, /sse 187.5 ms): figures, not verdicts.")
+	}
+	if anyBusy {
+		t.Notes = append(t.Notes, busyNote())
+	}
+	return t
+}
+
+// gapValue is a streamed probe cell's longest gap over its runs, with its stalls and a * when
+// a run saw outside load; it also says whether any run stalled or was busy.
+func gapValue(c *Cell) (v, class string, stalled, busyRun bool) {
+	if c == nil {
+		return "—", "", false, false
+	}
+	if c.NoProto != "" {
+		return c.NoProto, classNoProto, false, false
+	}
+	longest, stalls, timed := 0.0, 0.0, false
+	for _, r := range c.Runs {
+		if s, ok := r.Extra[gapKeys[c.Scenario]]; ok {
+			longest, timed = max(longest, s.Max), true
+		}
+		if r.Pacing != nil {
+			stalls += r.Pacing.Stalls
+		}
+	}
+	busyRun = busy(c)
+	if !c.Valid {
+		class = classInvalid
+	}
+	if !timed {
+		if !c.Valid {
+			return "invalid", class, false, busyRun
+		}
+		return "—", class, false, busyRun
+	}
+	v = ms(longest)
+	if stalls > 0 {
+		v += fmt.Sprintf(" (%.0f stalled)", stalls)
+	}
+	if busyRun {
+		v += "*"
+	}
+	return v, class, stalls > 0, busyRun
 }

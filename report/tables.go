@@ -39,6 +39,7 @@ func sections(b *Bench) []table {
 		throughputTable(b, "fresh"),
 		probeTable(b),
 		sseTable(b),
+		pacingTable(b),
 		wsTable(b),
 		spreadTable(b),
 		resourcesTable(b),

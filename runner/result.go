@@ -65,6 +65,12 @@ type Result struct {
 	Segments         []SegmentSummary  `json:"segments,omitempty"`
 	UpstreamRequests *verdict.Upstream `json:"upstream_requests,omitempty"`
 	OfferedStreams   *float64          `json:"offered_streams,omitempty"`
+	// Pacing is a paced probe's rule and the responses that stalled (stream, sse): the stalls
+	// are a figure, not a verdict (scenarios/lib/probes.js).
+	Pacing *Pacing `json:"pacing,omitempty"`
+	// OutsideLoad is the machine's CPU that other processes than the run's used while it went
+	// on, written by the runner when it sampled the run (nil: not measured).
+	OutsideLoad *OutsideLoad `json:"outside_load,omitempty"`
 	// Faults are what the runner saw go wrong during the run that k6 could not (MarkInvalid).
 	Faults  []string `json:"faults,omitempty"`
 	Valid   bool     `json:"valid"`
@@ -80,6 +86,29 @@ type Result struct {
 	Err string `json:"-"`
 	// TimedOut: k6 was stopped by the runner's Timeout, so the target may hang (Err says so).
 	TimedOut bool `json:"-"`
+}
+
+// Pacing is what a paced probe's script writes of its rule: the upstream's interval, the gap
+// under which two parts came together (a burst: a verdict) and over which one stalled (a
+// figure), and the responses with a stall.
+type Pacing struct {
+	IntervalMS  float64 `json:"interval_ms"`
+	TogetherMS  float64 `json:"together_ms"`
+	StallOverMS float64 `json:"stall_over_ms"`
+	Stalls      float64 `json:"stalls"`
+}
+
+// OutsideLoad is the share of the machine's CPU time (wall × CPUs) that processes other than
+// the client, the target and the upstream used during a run, and whether it is over
+// OutsideLoadShare: a timing figure measured then is the machine's as much as the target's.
+type OutsideLoad struct {
+	CPUShare float64 `json:"cpu_share"`
+	Over     bool    `json:"over"`
+}
+
+// Busy says whether the run saw outside load over OutsideLoadShare.
+func (o *OutsideLoad) Busy() bool {
+	return o != nil && o.Over
 }
 
 // LoadResult reads one result file.

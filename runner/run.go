@@ -42,6 +42,9 @@ type Runner struct {
 	UpstreamAddr string
 	// UpstreamPID is the upstream's pid: its CPU is the run's own, not outside load (Resources).
 	UpstreamPID int
+	// TargetPIDs are the local targets' pids, by name: Run samples the runs of those it knows
+	// as RunSampled does, so that every result says whether the machine was busy beside it.
+	TargetPIDs map[string]int
 	// OfferedStreams, when set, reads the concurrent streams per connection a target offers
 	// over h2 or h3 before each such run, for the verdict to hold the plan's streams to.
 	OfferedStreams func(ctx context.Context, target string, proto stack.Protocol) (float64, error)
@@ -178,10 +181,11 @@ func (r *Runner) godebug(j Job) []string {
 	return g
 }
 
-// Run runs one cell and returns its result. A run whose thresholds failed still returns its
-// result (marked invalid by the script); a run that produced none returns a Result with Err.
+// Run runs one cell and returns its result, its target sampled when TargetPIDs has it. A run
+// whose thresholds failed still returns its result (marked invalid by the script); a run that
+// produced none returns a Result with Err.
 func (r *Runner) Run(ctx context.Context, testid string, j Job) *Result {
-	res, _ := r.RunSampled(ctx, testid, j, 0)
+	res, _ := r.RunSampled(ctx, testid, j, r.TargetPIDs[j.Target])
 	return res
 }
 
@@ -241,6 +245,9 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 	if sampler != nil {
 		sampler.ClientDone(cmd.ProcessState)
 		sampled = sampler.Stop()
+		if sampled.MachineCPUSeconds > 0 { // 0: the machine's CPU could not be read
+			watched.outside = &OutsideLoad{CPUShare: round(sampled.OtherCPUShare, 4), Over: sampled.OutsideLoad}
+		}
 	}
 	// every request k6 sent (nil: no result to count them from): what the target's CPU and the
 	// upstream's connections are per
@@ -332,6 +339,9 @@ func (r *Runner) annotate(got *Result, j Job, summary string, w *watch, all *flo
 	if got.OfferedStreams != nil {
 		add["offered_streams"] = *got.OfferedStreams
 	}
+	if got.OutsideLoad != nil {
+		add["outside_load"] = got.OutsideLoad
+	}
 	got.Judge()
 	add["valid"], add["invalid"] = got.Valid, nonNil(got.Invalid)
 	if err := addToFile(summary, add); err != nil {
@@ -340,10 +350,12 @@ func (r *Runner) annotate(got *Result, j Job, summary string, w *watch, all *flo
 }
 
 // watch is what the runner reads beside a run: the upstream's counters (before and after),
-// and the concurrent streams per connection the target offers (before, h2 and h3).
+// the concurrent streams per connection the target offers (before, h2 and h3), and the
+// machine's outside load over it (when the run was sampled).
 type watch struct {
 	upstream func(requests float64, route string) upstreamSeen
 	offered  *float64
+	outside  *OutsideLoad // set once the run's sampler stopped
 }
 
 // record sets on res what the watch saw of its run, all being every request k6 sent (nil: not
@@ -358,6 +370,7 @@ func (w *watch) record(res *Result, all *float64) {
 		}
 	}
 	res.OfferedStreams = w.offered
+	res.OutsideLoad = w.outside
 }
 
 // watchRun starts the watch of one run of j: the target's offered streams are read first, so

@@ -118,6 +118,42 @@ func TestPrintTable(t *testing.T) {
 	}
 }
 
+// TestPrintTableTimings: a paced probe's longest gap is a column of its own, marked * when the
+// run saw outside load; stalls and outside load are notes, never a reason the row is invalid.
+func TestPrintTableTimings(t *testing.T) {
+	t.Parallel()
+	gaps := func(p50, maxGap float64) map[string]Stats {
+		return map[string]Stats{"sse_first_event": {P50: 0.4}, "sse_event_gap": {P50: p50, Max: maxGap}}
+	}
+	results := []*Result{
+		{
+			Schema: 1, Target: "direct", Proto: "h1c", Requests: 12, Extra: gaps(150.5, 236.4), Valid: true,
+			Pacing:      &Pacing{IntervalMS: 150, TogetherMS: 15, StallOverMS: 187.5, Stalls: 1},
+			OutsideLoad: &OutsideLoad{CPUShare: 0.51, Over: true},
+		},
+		{
+			Schema: 1, Target: "nginx", Proto: "h1c", Requests: 12, Extra: gaps(150.4, 151.2), Valid: true,
+			Pacing:      &Pacing{IntervalMS: 150, TogetherMS: 15, StallOverMS: 187.5},
+			OutsideLoad: &OutsideLoad{CPUShare: 0.04},
+		},
+	}
+	var buf bytes.Buffer
+	PrintTable(&buf, "sse", results)
+	out := buf.String()
+	for _, want := range []string{
+		"sse_event_gap p50", "sse_event_gap max", "236*", " 151 ",
+		"direct h1c: * outside load: other processes used 51% of the CPU",
+		"stalled: 1 of 12 responses had a gap over 187.5 ms (a figure, not a verdict",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, " yes") != 2 || strings.Contains(out, "invalid") || strings.Contains(out, "nginx h1c:") {
+		t.Errorf("want two valid rows and no note for nginx:\n%s", out)
+	}
+}
+
 func TestRequires(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -65,6 +65,9 @@ func resultsTable(title string, results []*Result) *Table {
 	}
 	for _, k := range extras {
 		head = append(head, strings.TrimPrefix(k, "http_req_")+" p50")
+		if isGap(k) {
+			head = append(head, k+" max")
+		}
 	}
 	head = append(head, "protocol seen", "valid")
 	t.Head = head
@@ -73,7 +76,7 @@ func resultsTable(title string, results []*Result) *Table {
 		row := append([]string{target, proto}, slices.Repeat([]string{"-"}, len(head)-3)...)
 		t.Rows = append(t.Rows, append(row, why))
 	}
-	var notes, skipped []string
+	var notes, skipped, timing []string
 	for _, r := range results {
 		proto := r.Proto
 		if r.Skipped != "" && r.Err == "" {
@@ -115,11 +118,18 @@ func resultsTable(title string, results []*Result) *Table {
 			row = append(row, a)
 		}
 		for _, k := range extras {
-			if s, ok := r.Extra[k]; ok {
+			s, ok := r.Extra[k]
+			if ok {
 				row = append(row, Millis(s.P50))
 			} else {
 				row = append(row, "-")
 			}
+			if isGap(k) {
+				row = append(row, gapMax(s, ok, r.OutsideLoad))
+			}
+		}
+		if n := timingNote(r, proto); n != "" {
+			timing = append(timing, n)
 		}
 		valid := "yes"
 		if !r.Valid || r.Err != "" {
@@ -135,10 +145,46 @@ func resultsTable(title string, results []*Result) *Table {
 	for _, n := range skipped {
 		t.Notes = append(t.Notes, "not run: "+n)
 	}
+	t.Notes = append(t.Notes, timing...)
 	for _, n := range notes {
 		t.Notes = append(t.Notes, "invalid: "+n)
 	}
 	return t
+}
+
+// isGap tells the extra trends of the gaps between a streamed probe's parts (sse_event_gap,
+// stream_chunk_gap), whose max is a column of its own: the longest stall.
+func isGap(key string) bool {
+	return strings.HasSuffix(key, "_gap")
+}
+
+// gapMax is the longest gap between parts, marked * when the run saw outside load.
+func gapMax(s Stats, ok bool, o *OutsideLoad) string {
+	if !ok {
+		return "-"
+	}
+	if o.Busy() {
+		return Millis(s.Max) + "*"
+	}
+	return Millis(s.Max)
+}
+
+// timingNote says what a run's timing figures went through beside the target: the outside
+// load the machine saw, and a paced probe's stalls, which are figures and never a verdict.
+func timingNote(r *Result, proto string) string {
+	var says []string
+	if r.OutsideLoad.Busy() {
+		says = append(says, fmt.Sprintf("* outside load: other processes used %.0f%% of the CPU during the run, so its timings are the machine's as much as the target's",
+			r.OutsideLoad.CPUShare*100))
+	}
+	if p := r.Pacing; p != nil && p.Stalls > 0 {
+		says = append(says, fmt.Sprintf("stalled: %.0f of %.0f responses had a gap over %g ms (a figure, not a verdict: one late part, then the beat again, is what a busy machine makes too)",
+			p.Stalls, r.Requests, p.StallOverMS))
+	}
+	if len(says) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s %s: %s", r.Target, proto, strings.Join(says, "; "))
 }
 
 // rate is "-" where the scenario measured none (probes: one VU in sequence is not a rate).

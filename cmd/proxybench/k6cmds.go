@@ -407,6 +407,13 @@ func runOnStack(ctx context.Context, f *runFlags, cells []cell, how func(*runner
 	}
 	s.Pin = st.Pin // the client goes where `make up PIN=…` left room for it
 	r := newRunner(s, f)
+	// every run sampled, so that its result says whether the machine was busy beside it; the
+	// upstream's CPU is the runs' own, not outside load
+	r.UpstreamPID = st.Targets[stack.Direct].PID
+	r.TargetPIDs = map[string]int{}
+	for n, t := range st.Targets {
+		r.TargetPIDs[n] = t.PID
+	}
 	how(r)
 	results := runCells(ctx, r, f.testid, cells, targets, sv)
 	return invalidErr(results, filepath.Join(r.ResultsDir, f.testid))
