@@ -317,9 +317,10 @@ func checkResult(t *testing.T, scenario string, r *runner.Result) {
 		if !ok || first.Max <= 0 {
 			t.Fatalf("%s: no sse_first_event in %v", cell, r.Extra)
 		}
-		// Three events 150 ms apart: the first must come long before the last (300 ms in).
-		if first.Max > 150 {
-			t.Errorf("%s: first SSE event after %.1f ms: the stream is buffered", cell, first.Max)
+		// Three events 150 ms apart: the first must come long before the last (300 ms in), in
+		// most responses (one alone late is what a busy machine makes too: scenarios/lib/probes.js)
+		if first.P50 > 150 {
+			t.Errorf("%s: first SSE event after %.1f ms (p50): the stream is buffered", cell, first.P50)
 		}
 	}
 }

@@ -118,7 +118,7 @@ type Run struct {
 	UpstreamRequests *verdict.Upstream `json:"upstream_requests,omitempty"`
 	// Pacing is a paced probe's rule and stalls (stream, sse); OutsideLoad the machine's CPU
 	// other processes used during the run (runner.Result's).
-	Pacing      *runner.Pacing      `json:"pacing,omitempty"`
+	Pacing      *verdict.Pacing     `json:"pacing,omitempty"`
 	OutsideLoad *runner.OutsideLoad `json:"outside_load,omitempty"`
 	// Dashboard is k6's web dashboard HTML export of this run (K6_WEB_DASHBOARD_EXPORT),
 	// relative to the bench's folder, when one was made.

@@ -254,11 +254,19 @@ func pacingTable(b *Bench) table {
 		t.Head = append(t.Head, "/"+c.scenario+" "+c.proto)
 	}
 	anyBusy, stalled := false, false
+	var sporadic []string
 	for _, tg := range b.Targets() {
 		r := row{Cells: []string{tg}}
 		found := false
 		for _, col := range cols {
 			c := b.find(col.scenario, tg, col.proto)
+			if c != nil {
+				for _, run := range c.Runs {
+					if s := run.Pacing.Sporadic(); s != "" {
+						sporadic = append(sporadic, fmt.Sprintf("/%s %s %s: %s", col.scenario, col.proto, tg, s))
+					}
+				}
+			}
 			v, class, st, bz := gapValue(c)
 			found = found || c != nil
 			stalled, anyBusy = stalled || st, anyBusy || bz
@@ -274,6 +282,7 @@ func pacingTable(b *Bench) table {
 	if stalled {
 		t.Notes = append(t.Notes, "stalls: responses with a gap longer than the interval and its slack (/stream 75 ms, /sse 187.5 ms): figures, not verdicts.")
 	}
+	t.Notes = append(t.Notes, sporadic...)
 	if anyBusy {
 		t.Notes = append(t.Notes, busyNote())
 	}

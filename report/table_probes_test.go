@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/proxybench/proxybench/runner"
+	"github.com/proxybench/proxybench/verdict"
 )
 
 // TestPacingTable: the streamed probes' longest gap per target and protocol, with its stalls
@@ -17,17 +18,17 @@ func TestPacingTable(t *testing.T) {
 	}
 	b := &Bench{Cells: []Cell{
 		{Scenario: "stream", Target: "direct", Proto: "h1c", Valid: true, Runs: []Run{
-			{Valid: true, Extra: gap("stream_chunk_gap", 51.2), Pacing: &runner.Pacing{StallOverMS: 75}},
+			{Valid: true, Extra: gap("stream_chunk_gap", 51.2), Pacing: &verdict.Pacing{StallOverMS: 75}},
 			{
-				Valid: true, Extra: gap("stream_chunk_gap", 86.1), Pacing: &runner.Pacing{StallOverMS: 75, Stalls: 1},
+				Valid: true, Extra: gap("stream_chunk_gap", 86.1), Pacing: &verdict.Pacing{Parts: "chunks", StallOverMS: 75, Responses: 12, Stalls: 1, TogetherHeld: 1},
 				OutsideLoad: &runner.OutsideLoad{CPUShare: 0.5, Over: true},
 			},
 		}},
 		{Scenario: "stream", Target: "nginx", Proto: "h1c", Valid: false, Runs: []Run{
-			{Valid: false, Extra: gap("stream_chunk_gap", 0.3), Pacing: &runner.Pacing{StallOverMS: 75}},
+			{Valid: false, Extra: gap("stream_chunk_gap", 0.3), Pacing: &verdict.Pacing{StallOverMS: 75}},
 		}},
 		{Scenario: "sse", Target: "direct", Proto: "h1c", Valid: true, Runs: []Run{
-			{Valid: true, Extra: gap("sse_event_gap", 150.9), Pacing: &runner.Pacing{StallOverMS: 187.5}},
+			{Valid: true, Extra: gap("sse_event_gap", 150.9), Pacing: &verdict.Pacing{StallOverMS: 187.5}},
 		}},
 		{Scenario: "sse", Target: "nginx", Proto: "h1c", NoProto: "no h3"},
 	}}
@@ -52,7 +53,10 @@ func TestPacingTable(t *testing.T) {
 		}
 	}
 	notes := strings.Join(tb.Notes, "\n")
-	for _, n := range []string{"stalls: responses with a gap longer", "* measured while processes other than"} {
+	for _, n := range []string{
+		"stalls: responses with a gap longer", "* measured while processes other than",
+		"/stream h1c direct: chunks released together in 1 of 12 responses: not more than half, so not judged",
+	} {
 		if !strings.Contains(notes, n) {
 			t.Errorf("notes lack %q:\n%s", n, notes)
 		}

@@ -65,9 +65,9 @@ type Result struct {
 	Segments         []SegmentSummary  `json:"segments,omitempty"`
 	UpstreamRequests *verdict.Upstream `json:"upstream_requests,omitempty"`
 	OfferedStreams   *float64          `json:"offered_streams,omitempty"`
-	// Pacing is a paced probe's rule and the responses that stalled (stream, sse): the stalls
-	// are a figure, not a verdict (scenarios/lib/probes.js).
-	Pacing *Pacing `json:"pacing,omitempty"`
+	// Pacing is a paced probe's timing of its parts (stream, sse): what the verdict judges a
+	// stream held back by, and its stalls, which are a figure (scenarios/lib/probes.js).
+	Pacing *verdict.Pacing `json:"pacing,omitempty"`
 	// OutsideLoad is the machine's CPU that other processes than the run's used while it went
 	// on, written by the runner when it sampled the run (nil: not measured).
 	OutsideLoad *OutsideLoad `json:"outside_load,omitempty"`
@@ -86,16 +86,6 @@ type Result struct {
 	Err string `json:"-"`
 	// TimedOut: k6 was stopped by the runner's Timeout, so the target may hang (Err says so).
 	TimedOut bool `json:"-"`
-}
-
-// Pacing is what a paced probe's script writes of its rule: the upstream's interval, the gap
-// under which two parts came together (a burst: a verdict) and over which one stalled (a
-// figure), and the responses with a stall.
-type Pacing struct {
-	IntervalMS  float64 `json:"interval_ms"`
-	TogetherMS  float64 `json:"together_ms"`
-	StallOverMS float64 `json:"stall_over_ms"`
-	Stalls      float64 `json:"stalls"`
 }
 
 // OutsideLoad is the share of the machine's CPU time (wall × CPUs) that processes other than
@@ -148,7 +138,7 @@ func (r *Result) run() verdict.Run {
 		Passes: r.Checks.Passes, Fails: r.Checks.Fails,
 		ProtosSeen: r.ProtosSeen, Dropped: r.DroppedIterations, NewConnections: r.NewConnections,
 		Segment: r.Segment != nil, Parts: len(r.Segments),
-		Upstream: r.UpstreamRequests, OfferedStreams: r.OfferedStreams, Faults: r.Faults,
+		Upstream: r.UpstreamRequests, OfferedStreams: r.OfferedStreams, Pacing: r.Pacing, Faults: r.Faults,
 	}
 	if r.Counts != nil {
 		v.Counts = *r.Counts

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/proxybench/proxybench/stack"
+	"github.com/proxybench/proxybench/verdict"
 )
 
 func TestJobEnv(t *testing.T) {
@@ -128,12 +129,12 @@ func TestPrintTableTimings(t *testing.T) {
 	results := []*Result{
 		{
 			Schema: 1, Target: "direct", Proto: "h1c", Requests: 12, Extra: gaps(150.5, 236.4), Valid: true,
-			Pacing:      &Pacing{IntervalMS: 150, TogetherMS: 15, StallOverMS: 187.5, Stalls: 1},
+			Pacing:      &verdict.Pacing{Part: "event", Parts: "events", IntervalMS: 150, TogetherMS: 15, StallOverMS: 187.5, Responses: 12, Stalls: 1, TogetherHeld: 1},
 			OutsideLoad: &OutsideLoad{CPUShare: 0.51, Over: true},
 		},
 		{
 			Schema: 1, Target: "nginx", Proto: "h1c", Requests: 12, Extra: gaps(150.4, 151.2), Valid: true,
-			Pacing:      &Pacing{IntervalMS: 150, TogetherMS: 15, StallOverMS: 187.5},
+			Pacing:      &verdict.Pacing{Part: "event", Parts: "events", IntervalMS: 150, TogetherMS: 15, StallOverMS: 187.5, Responses: 12},
 			OutsideLoad: &OutsideLoad{CPUShare: 0.04},
 		},
 	}
@@ -144,6 +145,7 @@ func TestPrintTableTimings(t *testing.T) {
 		"sse_event_gap p50", "sse_event_gap max", "236*", " 151 ",
 		"direct h1c: * outside load: other processes used 51% of the CPU",
 		"stalled: 1 of 12 responses had a gap over 187.5 ms (a figure, not a verdict",
+		"events released together in 1 of 12 responses: not more than half, so not judged",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)

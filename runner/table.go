@@ -179,7 +179,10 @@ func timingNote(r *Result, proto string) string {
 	}
 	if p := r.Pacing; p != nil && p.Stalls > 0 {
 		says = append(says, fmt.Sprintf("stalled: %.0f of %.0f responses had a gap over %g ms (a figure, not a verdict: one late part, then the beat again, is what a busy machine makes too)",
-			p.Stalls, r.Requests, p.StallOverMS))
+			p.Stalls, p.Responses, p.StallOverMS))
+	}
+	if s := r.Pacing.Sporadic(); s != "" {
+		says = append(says, s)
 	}
 	if len(says) == 0 {
 		return ""

@@ -41,6 +41,8 @@ type Run struct {
 	// SETTINGS_MAX_CONCURRENT_STREAMS, h3's initial bidirectional stream limit); nil when not
 	// read or not multiplexed.
 	OfferedStreams *float64
+	// Pacing is a paced probe's timing of its parts (stream, sse); nil for the others.
+	Pacing *Pacing
 	// Faults are what the runner saw go wrong during the run that k6 could not (its target
 	// died): reasons as they are.
 	Faults []string
@@ -64,8 +66,8 @@ type Counts struct {
 	FailedThresholds  []string `json:"failed_thresholds"`
 	// SetupOK: setup() probed the target. When it threw, nothing else the run counted matters.
 	SetupOK bool `json:"setup_ok"`
-	// Findings are a probe's own rules broken, in its words (stream held back, events late):
-	// what only the script sees, response by response.
+	// Findings are a probe's own rules broken, in its words (compressed by the proxy): what
+	// only the script sees, response by response.
 	Findings []string `json:"findings"`
 }
 
@@ -151,6 +153,8 @@ var eachRules = []func(Run) string{
 	protosSeen,
 	dropped,
 	streamsCapped,
+	firstHeldBack,
+	partsTogether,
 }
 
 var totalsRules = []func(Run) string{

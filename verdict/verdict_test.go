@@ -36,6 +36,17 @@ func freshH1c() Run {
 	}
 }
 
+// streamProbe is a valid stream probe of 12 samples over h1c, on one warm connection.
+func streamProbe() Run {
+	return Run{
+		Mode: "probe", ExpectedProto: "HTTP/1.1", Route: "/stream",
+		Requests: 12, Passes: 48, ProtosSeen: map[string]float64{"HTTP/1.1": 12},
+		Counts:   Counts{Unit: "requests", Answered: 14, Iterations: 12, SetupOK: true},
+		Plan:     Plan{ExpectedRequests: f64(12), InFlight: 1},
+		Upstream: NewUpstream(14, 14, 1),
+	}
+}
+
 func TestJudge(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -247,5 +258,64 @@ func TestCountsAdd(t *testing.T) {
 	}
 	if sum.SetupOK || len(sum.FailedChecks) != 1 || len(sum.Findings) != 1 || sum.Findings[0] != "segment 2/2: late" {
 		t.Errorf("sum %+v: want setup not ok, one check name, the finding labelled", sum)
+	}
+}
+
+// TestPacing: a paced probe's cell is held back when more than half its responses were, by
+// either rule; fewer is said beside the cell (Sporadic), never a reason.
+func TestPacing(t *testing.T) {
+	t.Parallel()
+	pacing := func(responses, first, together float64) *Pacing {
+		p := &Pacing{
+			Part: "chunk", Parts: "chunks", IntervalMS: 50, TogetherMS: 5, StallOverMS: 75,
+			Responses: responses, FirstHeld: first, TogetherHeld: together,
+		}
+		if first > 0 {
+			p.FirstMaxMS = f64(152.34)
+		}
+		if together > 0 {
+			p.TogetherMinMS = f64(0.004)
+		}
+		return p
+	}
+	tests := []struct {
+		name     string
+		pacing   *Pacing
+		want     []string
+		sporadic string
+	}{
+		{name: "not a paced probe"},
+		{name: "on the beat", pacing: pacing(12, 0, 0)},
+		{name: "held back, every response", pacing: pacing(2, 2, 2), want: []string{
+			"first chunk held back in 2 of 2 responses: want it before the upstream sends the next, 50 ms after the request; got up to 152.3 ms",
+			"chunks released together in 2 of 2 responses: two came 0 ms apart, want at least 5 ms (the upstream sends them 50 ms apart or more)",
+		}},
+		{name: "released together in most", pacing: pacing(12, 0, 7), want: []string{"chunks released together in 7 of 12 responses"}},
+		{
+			name: "half is not most", pacing: pacing(2, 1, 1),
+			sporadic: "first chunk held back in 1 and chunks released together in 1 of 2 responses: not more than half, so not judged",
+		},
+		{
+			name: "one of twelve, a busy client", pacing: pacing(12, 0, 1),
+			sporadic: "chunks released together in 1 of 12 responses: not more than half",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := streamProbe()
+			r.Pacing = tc.pacing
+			got := Judge(r)
+			if len(got) != len(tc.want) {
+				t.Fatalf("Judge = %q, want %d reasons like %q", got, len(tc.want), tc.want)
+			}
+			for i, w := range tc.want {
+				if !strings.HasPrefix(got[i], w) {
+					t.Errorf("reason %d = %q, want it to start %q", i, got[i], w)
+				}
+			}
+			if s := tc.pacing.Sporadic(); !strings.HasPrefix(s, tc.sporadic) || (tc.sporadic == "") != (s == "") {
+				t.Errorf("Sporadic = %q, want %q", s, tc.sporadic)
+			}
+		})
 	}
 }

@@ -1,6 +1,6 @@
 // The project's own metrics. k6 registers a metric once per test, whichever VU creates it.
 import exec from 'k6/execution';
-import { Counter, Gauge, Trend } from 'k6/metrics';
+import { Counter, Gauge, Rate, Trend } from 'k6/metrics';
 
 // Requests that opened a connection of their own (timings.connecting > 0, and for TLS also
 // timings.tls_handshaking > 0). fresh-* must open one per request; reused-* should open
@@ -23,15 +23,19 @@ export const badResponses = new Counter('bad_responses');
 // bad_responses{why:body}; the native loop (k6/x/proxybench/load) adds to the same metric.
 export const bodyDiffersAt = new Trend('body_differs_at');
 
-// Probe responses that broke one of a probe's rules (lib/probes.js), one sample per rule broken,
-// tagged with why: compressed (a Content-Encoding, also tagged with it: the upstream never
-// compresses, so the proxy did), first (the first event or chunk was held back past the next
-// one's sending), burst (two came closer together than the upstream ever sends them). Only
-// breaches add a sample, so it costs nothing while all is well.
+// Probe responses the proxy compressed (lib/probes.js), tagged why:compressed and with the
+// coding: the upstream never compresses, so the proxy did. Only breaches add a sample, so it
+// costs nothing while all is well.
 export const probeViolations = new Counter('probe_violations');
 
-// The figure behind each timing breach, tagged with the same why: how long the first event or
-// chunk took, or the gap that was too short (ms).
+// Whether each paced probe response was held back (lib/probes.js), tagged with why: first (the
+// first event or chunk came after the upstream sent the next) or burst (two came closer together
+// than the upstream ever sends them). A rate: a cell is held back when more than half its
+// responses were (the verdict, in Go; the scripts' thresholds say the same for a stock k6).
+export const probeHeldBack = new Rate('probe_held_back');
+
+// The figure behind each response held back, tagged with the same why: how long the first
+// event or chunk took, or the shortest gap (ms).
 export const probeViolationMs = new Trend('probe_violation_ms', true);
 
 // Probe responses with a stall: one gap between parts longer than the interval and its slack

@@ -1,7 +1,7 @@
 // Unit tests of probes.js's pacing rules on recorded arrival times (ms since the request), run
 // by scenarios/probes_test.go with bin/k6 (it sends no request). Each case is a check of its
 // own: "case: <name>: …". handleSummary prints what the Go test asserts: the cases, those that
-// failed, and the counts the rules recorded (probe_violations{why}, probe_stalls).
+// failed, and the counts the rules recorded (probe_held_back{why}, probe_stalls).
 import { check } from 'k6';
 import { judgePacing, pacing } from './probes.js';
 
@@ -9,8 +9,8 @@ export const options = {
   iterations: 1,
   thresholds: {
     // named so that k6 keeps them for handleSummary
-    'probe_violations{why:first}': ['count>=0'],
-    'probe_violations{why:burst}': ['count>=0'],
+    'probe_held_back{why:first}': ['rate>=0'],
+    'probe_held_back{why:burst}': ['rate>=0'],
     probe_stalls: ['count>=0'],
   },
 };
@@ -71,14 +71,20 @@ function count(data, name) {
   return m ? m.values.count : 0;
 }
 
+// held is how many responses a rule held back, of how many it judged.
+function held(data, why) {
+  const m = data.metrics[`probe_held_back{why:${why}}`];
+  return m ? [m.values.passes, m.values.passes + m.values.fails] : [0, 0];
+}
+
 export function handleSummary(data) {
   const cases = data.root_group.checks.filter((c) => c.name.startsWith(CASE));
   return {
     stdout: JSON.stringify({
       cases: cases.length,
       failed: cases.filter((c) => c.fails > 0).map((c) => c.name.slice(CASE.length)),
-      first: count(data, 'probe_violations{why:first}'),
-      burst: count(data, 'probe_violations{why:burst}'),
+      first: held(data, 'first'),
+      burst: held(data, 'burst'),
       stalls: count(data, 'probe_stalls'),
     }),
   };
