@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,8 +19,8 @@ import (
 // type:
 //
 //	counter  count, sum, per_s (sum per second of the window; of the run: sum over the span of its
-//	         k6 scenario, first → last sample of any series tagged with it, so that the series of
-//	         one scenario, split by status, add up to its rate)
+//	         k6 scenario, first → last request sample tagged with it (any sample without
+//	         requests), so that the series of one scenario, split by status, add up to its rate)
 //	gauge    value (the last), min, max, count
 //	rate     count, sum (the non-zero samples), rate (sum/count)
 //	trend    count, sum, min, max, mean, p50, p90, p95, p99, p999
@@ -155,6 +156,8 @@ func (s *series) fields(t metrics.MetricType, window time.Duration, buf []field)
 type window struct {
 	start  int64
 	series map[seriesKey]*series
+	// backfill: the parts of spread bytes (iospread.go) for a window already written
+	backfill bool
 }
 
 // aggregator turns samples into aggregated points. add is the hot path (k6's output manager
@@ -174,9 +177,12 @@ type aggregator struct {
 	cur        *window
 	closedUpTo int64 // every window starting before this was written
 	late       uint64
+	pendingIO  []pendingIO       // iospread.go
+	backfill   map[int64]*window // by start: parts for windows already written
 
 	// flusher goroutine only
-	run map[seriesKey]*series
+	run       map[seriesKey]*series
+	ioWritten map[int64]map[seriesKey]*series // data_sent/_received as written, by window start
 }
 
 func newAggregator(interval time.Duration, keep []string, in instance, hists histogramSet) *aggregator {
@@ -186,14 +192,16 @@ func newAggregator(interval time.Duration, keep []string, in instance, hists his
 	slices.Sort(keep)
 	keep = slices.Compact(keep)
 	return &aggregator{
-		interval: int64(interval),
-		keep:     keep,
-		instance: in,
-		hists:    hists,
-		tagIDs:   map[*metrics.TagSet]int32{},
-		tagIndex: map[string]int32{},
-		windows:  map[int64]*window{},
-		run:      map[seriesKey]*series{},
+		interval:  int64(interval),
+		keep:      keep,
+		instance:  in,
+		hists:     hists,
+		tagIDs:    map[*metrics.TagSet]int32{},
+		tagIndex:  map[string]int32{},
+		windows:   map[int64]*window{},
+		backfill:  map[int64]*window{},
+		run:       map[seriesKey]*series{},
+		ioWritten: map[int64]map[seriesKey]*series{},
 	}
 }
 
@@ -241,11 +249,19 @@ func (a *aggregator) Add(containers []metrics.SampleContainer) {
 	defer a.mu.Unlock()
 	for _, c := range containers {
 		samples := c.GetSamples()
+		if isIOContainer(samples) {
+			a.pendingIO = append(a.pendingIO, pendingIO{samples: samples})
+			continue
+		}
 		for i := range samples {
 			s := &samples[i]
+			if len(a.pendingIO) > 0 && s.Metric.Name == metrics.IterationDurationName {
+				a.matchIteration(s)
+			}
 			a.addLocked(s.Metric, s.Tags, s.Time.UnixNano(), s.Value)
 		}
 	}
+	a.releaseIO(false)
 }
 
 func (a *aggregator) addLocked(m *metrics.Metric, tags *metrics.TagSet, ts int64, v float64) {
@@ -280,6 +296,9 @@ func (a *aggregator) addLocked(m *metrics.Metric, tags *metrics.TagSet, ts int64
 func (a *aggregator) closeWindows(now time.Time, final bool) []*window {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if final {
+		a.releaseIO(true)
+	}
 	limit := int64(math.MaxInt64)
 	if !final {
 		edge := now.Add(-lateness).UnixNano()
@@ -291,6 +310,10 @@ func (a *aggregator) closeWindows(now time.Time, final bool) []*window {
 			closed = append(closed, w)
 			delete(a.windows, start)
 		}
+	}
+	for start, w := range a.backfill {
+		closed = append(closed, w)
+		delete(a.backfill, start)
 	}
 	slices.SortFunc(closed, func(x, y *window) int { return cmp.Compare(x.start, y.start) })
 	if a.cur != nil && a.cur.start < limit {
@@ -344,7 +367,21 @@ func (a *aggregator) encodeWindows(closed []*window, e *encoder) {
 	for _, w := range closed {
 		for _, k := range sortedKeys(w.series, tagSets) {
 			s := w.series[k]
-			e.point(k.metric.Name, aggInterval, tagSets[k.tags], s, k.metric.Type, iv, w.start, 0)
+			if w.backfill {
+				// the window was written: again, with what it held and this part
+				all := &series{}
+				if old := a.ioWritten[w.start][k]; old != nil {
+					all.merge(k.metric.Type, old)
+				}
+				all.merge(k.metric.Type, s)
+				e.point(k.metric.Name, aggInterval, tagSets[k.tags], all, k.metric.Type, iv, w.start, 0)
+				a.rememberWritten(w.start, k, all)
+			} else {
+				e.point(k.metric.Name, aggInterval, tagSets[k.tags], s, k.metric.Type, iv, w.start, 0)
+				if isIOMetric(k.metric) {
+					a.rememberWritten(w.start, k, s)
+				}
+			}
 			if k.metric.Type == metrics.Trend && a.hists.has(k.metric.Name) {
 				e.buckets(k.metric.Name, aggInterval, tagSets[k.tags], s.hist, w.start)
 			}
@@ -356,6 +393,10 @@ func (a *aggregator) encodeWindows(closed []*window, e *encoder) {
 			r.merge(k.metric.Type, s)
 		}
 	}
+	a.mu.Lock()
+	upTo := a.closedUpTo
+	a.mu.Unlock()
+	a.pruneWritten(upTo)
 }
 
 // encodeRun writes one whole-run point per series, all timestamped with the run's last sample:
@@ -368,16 +409,29 @@ func (a *aggregator) encodeRun(e *encoder) {
 	a.mu.Unlock()
 	type span struct{ first, last int64 }
 	spans := map[string]span{} // by scenario tag value
+	// A scenario's span is that of its requests when it has any: the samples k6 sends when an
+	// iteration ends (iteration_duration, data_sent/_received) come after the last request, by
+	// seconds on a saturated machine when the iteration is the whole scenario (our native loop),
+	// and would lower its rate; a scenario without requests (WebSocket) spans all its samples.
+	hasReqs := map[string]bool{}
+	for k := range a.run {
+		if isRequestMetric(k.metric) {
+			hasReqs[scenarios[k.tags]] = true
+		}
+	}
 	var end int64
 	for k, s := range a.run {
+		end = max(end, s.lastTime)
 		sc := scenarios[k.tags]
+		if hasReqs[sc] && !isRequestMetric(k.metric) {
+			continue
+		}
 		sp, ok := spans[sc]
 		if !ok {
 			sp = span{s.firstTime, s.lastTime}
 		}
 		sp.first, sp.last = min(sp.first, s.firstTime), max(sp.last, s.lastTime)
 		spans[sc] = sp
-		end = max(end, s.lastTime)
 	}
 	for _, k := range sortedKeys(a.run, tagSets) {
 		sp := spans[scenarios[k.tags]]
@@ -390,6 +444,9 @@ func (a *aggregator) encodeRun(e *encoder) {
 		}
 	}
 }
+
+// isRequestMetric: k6's metrics of each HTTP request (http_reqs, http_req_duration, …_failed, …).
+func isRequestMetric(m *metrics.Metric) bool { return strings.HasPrefix(m.Name, "http_req") }
 
 // sortedKeys orders series by metric name and tags, so that output is deterministic.
 func sortedKeys(m map[seriesKey]*series, tagSets []string) []seriesKey {

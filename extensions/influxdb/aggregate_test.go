@@ -246,6 +246,9 @@ func TestAggregateRunRatePerScenario(t *testing.T) {
 		}
 		c = append(c, sample(reqs, tags, at, 1))
 	}
+	// the iteration's end, late (a saturated machine): not the end of the scenario's requests
+	iter := s.metric(metrics.IterationDurationName, metrics.Trend)
+	c = append(c, sample(iter, ok, base.Add(8*time.Second), 6000))
 	a := newAggregator(time.Second, DefaultAggregateTags, instance{share: 1}, newHistogramSet(DefaultHistograms))
 	a.Add([]metrics.SampleContainer{c})
 	e := &encoder{}
@@ -255,7 +258,7 @@ func TestAggregateRunRatePerScenario(t *testing.T) {
 	rate := func(tags map[string]string) float64 {
 		p := find(pts, "http_reqs", aggRun, tags)
 		require.Len(t, p, 1, "%v", tags)
-		assert.Equal(t, base.Add(6*time.Second).UnixNano(), p[0].ts, "one time for the whole run: its last sample's")
+		assert.Equal(t, base.Add(8*time.Second).UnixNano(), p[0].ts, "one time for the whole run: its last sample's")
 		return p[0].fields["per_s"]
 	}
 	assert.InDelta(t, 20/1.9, rate(map[string]string{"scenario": "warmup"}), 1e-9)
@@ -263,4 +266,66 @@ func TestAggregateRunRatePerScenario(t *testing.T) {
 	assert.InDelta(t, 40/4.0, okRate, 1e-9)
 	assert.InDelta(t, 1/4.0, badRate, 1e-9, "over the scenario's 4 s, not the 502s' own instant")
 	assert.InDelta(t, 41/4.0, okRate+badRate, 1e-9)
+}
+
+// An iteration's bytes, handed over once at its end (k6's IOSamples, then iteration_duration
+// of the same tags and time), are spread over the iteration's windows, those already written
+// included (written again with their part added), and add up to the whole: a 1-second window
+// shows its own second's bytes. An IO container no iteration_duration follows stays where it is.
+func TestAggregateSpreadsIterationBytes(t *testing.T) {
+	t.Parallel()
+	s := newSampler()
+	sent := s.metric(metrics.DataSentName, metrics.Counter)
+	recv := s.metric(metrics.DataReceivedName, metrics.Counter)
+	iter := s.metric(metrics.IterationDurationName, metrics.Trend)
+	reqs := s.metric("http_reqs", metrics.Counter)
+	tags := s.tags("target", "direct")
+	base := time.Unix(1_700_000_000, 0)
+	a := newAggregator(time.Second, DefaultAggregateTags, instance{share: 1}, newHistogramSet(DefaultHistograms))
+	var lines []byte
+	flush := func(now time.Time, final bool) {
+		e := &encoder{}
+		a.encodeWindows(a.closeWindows(now, final), e)
+		if final {
+			a.encodeRun(e)
+		}
+		lines = append(lines, e.buf...)
+	}
+	// requests every second for 4 s (windows 0-3 are written meanwhile), then the iteration ends
+	for i := range 4 {
+		at := base.Add(time.Duration(i)*time.Second + 500*time.Millisecond)
+		a.Add([]metrics.SampleContainer{metrics.Samples{sample(reqs, tags, at, 1)}})
+		if i == 1 { // another VU's short iteration: window 1 is written with its 5 bytes first
+			a.Add([]metrics.SampleContainer{
+				metrics.Samples{sample(sent, tags, at, 1), sample(recv, tags, at, 5)},
+				metrics.Samples{sample(iter, tags, at, 200)},
+			})
+		}
+		flush(base.Add(time.Duration(i+1)*time.Second+600*time.Millisecond), false)
+	}
+	end := base.Add(4 * time.Second)
+	a.Add([]metrics.SampleContainer{
+		metrics.Samples{sample(sent, tags, end, 400), sample(recv, tags, end, 4000)},
+		metrics.Samples{sample(iter, tags, end, 4000)}, // ms: the iteration began at base
+	})
+	// a cut-short iteration: bytes without iteration_duration, kept at their time
+	a.Add([]metrics.SampleContainer{metrics.Samples{sample(sent, tags, end.Add(200*time.Millisecond), 7), sample(recv, tags, end.Add(200*time.Millisecond), 70)}})
+	a.Add(nil)
+	flush(end.Add(time.Minute), true)
+
+	points := parseLines(t, lines)
+	perWindow := map[int64]float64{} // the last point of each window wins, as in InfluxDB
+	for _, p := range find(points, metrics.DataReceivedName, aggInterval, nil) {
+		perWindow[p.ts] = p.fields["sum"]
+	}
+	for i, want := range []float64{1000, 1005, 1000, 1000} {
+		assert.InDelta(t, want, perWindow[base.Add(time.Duration(i)*time.Second).UnixNano()], 1e-6, "window %d", i)
+	}
+	assert.InDelta(t, 70, perWindow[end.UnixNano()], 1e-6, "the cut-short iteration's bytes stay in their window")
+	run := find(points, metrics.DataReceivedName, aggRun, nil)
+	require.Len(t, run, 1)
+	assert.InDelta(t, 4075, run[0].fields["sum"], 1e-6, "the whole run keeps every byte once")
+	sentRun := find(points, metrics.DataSentName, aggRun, nil)
+	require.Len(t, sentRun, 1)
+	assert.InDelta(t, 408, sentRun[0].fields["sum"], 1e-6)
 }
