@@ -293,3 +293,91 @@ func TestProvisioningHasEveryFolder(t *testing.T) {
 		}
 	}
 }
+
+// Grafana 9.3 gives each query of a panel its own time when the range is relative (InfluxQL's
+// now() is read per statement), so a merge that joins on Time as well as the tags leaves every
+// query's figures on rows of their own. Every merging table drops Time before it merges.
+func TestMergedTablesIgnoreTime(t *testing.T) {
+	t.Parallel()
+	for _, d := range loadDashboards(t) {
+		for _, p := range Flatten(d.Panels) {
+			for i, tr := range p.Transformations {
+				if tr.ID != "merge" {
+					continue
+				}
+				if i == 0 || p.Transformations[i-1].ID != "organize" || !p.Transformations[i-1].Options.ExcludeByName["Time"] {
+					t.Errorf("%s: panel %q merges its queries without dropping Time first (an organize excluding Time)", d.File, p.Title)
+				}
+			}
+		}
+	}
+}
+
+var groupTag = regexp.MustCompile(`"([A-Za-z_]+)"`)
+
+// A graph's series are named by the alias: it must name every tag the query groups by, or a
+// legend shows "nginx" once per scenario with nothing to tell them apart.
+func TestAliasesNameGroupedTags(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		query, alias string
+		missing      []string
+	}{
+		{`SELECT x FROM m GROUP BY time(1s), "target", "scenario" fill(none)`, "$tag_target $tag_scenario", nil},
+		{`SELECT x FROM (SELECT y FROM m GROUP BY "proto") GROUP BY time(1s), "target" fill(none)`, "$tag_target", nil},
+		{`SELECT x FROM m GROUP BY time(1s), "target", "scenario" fill(none)`, "$tag_target", []string{"scenario"}},
+		{`SELECT x FROM m`, "", nil},
+		{`SELECT q FROM (SELECT y FROM m GROUP BY "le", "target") WHERE q > 0 GROUP BY "le", "target"`, "$tag_target", nil},
+	}
+	for _, tt := range tests {
+		if got := unnamedTags(tt.query, tt.alias); !slices.Equal(got, tt.missing) {
+			t.Errorf("unnamedTags(%q, %q) = %v, want %v", tt.query, tt.alias, got, tt.missing)
+		}
+	}
+	for _, d := range loadDashboards(t) {
+		for _, p := range Flatten(d.Panels) {
+			for _, q := range p.Targets {
+				if q.ResultFormat == "table" {
+					continue
+				}
+				if missing := unnamedTags(q.Query, q.Alias); len(missing) > 0 {
+					t.Errorf("%s: panel %q query %s groups by %v, which its alias %q does not name", d.File, p.Title, q.RefID, missing, q.Alias)
+				}
+			}
+		}
+	}
+}
+
+// unnamedTags are the tags of a query's outermost GROUP BY that alias has no $tag_ of.
+func unnamedTags(query, alias string) []string {
+	i := strings.LastIndex(query, "GROUP BY")
+	if i < 0 || strings.Count(query[i:], ")") > strings.Count(query[i:], "(") {
+		return nil // no GROUP BY, or a subquery's: the outer query has none
+	}
+	clause := query[i:]
+	if j := strings.Index(clause, "fill("); j >= 0 {
+		clause = clause[:j]
+	}
+	var missing []string
+	for _, m := range groupTag.FindAllStringSubmatch(clause, -1) {
+		// le: a _cdf quantile keeps the one row of its series the quantile falls in
+		if m[1] != "le" && !strings.Contains(alias, "$tag_"+m[1]) {
+			missing = append(missing, m[1])
+		}
+	}
+	return missing
+}
+
+// Grafana 9.3 sometimes queried a panel before a variable's values had loaded, expanding All
+// to nothing, and did not query again once they came (All is still All): the panel stayed "No
+// data" in one page load out of three. An allValue of .* needs no values, and is one regex.
+func TestAllIsAllValue(t *testing.T) {
+	t.Parallel()
+	for _, d := range loadDashboards(t) {
+		for _, v := range d.Templating.List {
+			if v.IncludeAll && v.AllValue != ".*" {
+				t.Errorf("%s: variable %s offers All without allValue .* (%q)", d.File, v.Name, v.AllValue)
+			}
+		}
+	}
+}

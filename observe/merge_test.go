@@ -90,12 +90,7 @@ func TestMergedRows(t *testing.T) {
 func checkMergedTables(ctx context.Context, t *testing.T, base, db string, d Dashboard, values map[string][]string, from, to time.Time) {
 	t.Helper()
 	for _, p := range Flatten(d.Panels) {
-		if !slices.ContainsFunc(p.Transformations, func(tr struct {
-			ID string `json:"id"`
-		},
-		) bool {
-			return tr.ID == "merge"
-		}) {
+		if !slices.ContainsFunc(p.Transformations, func(tr Transformation) bool { return tr.ID == "merge" }) {
 			continue
 		}
 		var results [][]Series
