@@ -311,6 +311,10 @@ func (b *bench) writeReport(f *benchFlags) error {
 		return err
 	}
 	fmt.Printf("\nreport: %s\n", filepath.Join(b.dir, "report.html"))
+	// the Grafana `make bench OBSERVE=1` started beside InfluxDB shows the same run
+	if g, err := observe.LoadGrafanaState(b.stack.RunDir); err == nil && g != nil && g.Alive() {
+		fmt.Printf("grafana: %s\n", observe.DashboardURL(g.URL(), f.testid))
+	}
 	return nil
 }
 

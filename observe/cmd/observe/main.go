@@ -1,9 +1,12 @@
 // Command observe starts and stops the native InfluxDB the Makefile's OBSERVE=1, observe-up and
-// observe-down use, and tells k6 how to reach it.
+// observe-down use, and a Grafana beside it when one is installed, and tells k6 how to reach
+// InfluxDB.
 //
-//	observe up      start InfluxDB on $INFLUXDB_ADDR (127.0.0.1:8086), data in run/influxdb, database k6
-//	observe down    stop it, by pid (the data stays)
-//	observe status  is it up, where
+//	observe up      start InfluxDB on $INFLUXDB_ADDR (127.0.0.1:8086), data in run/influxdb, database k6;
+//	                and Grafana (GRAFANA_HOME, or grafana-server/grafana on PATH) on $GRAFANA_ADDR
+//	                (127.0.0.1:3000), provisioned from dashboards/provisioning, anonymous read-only
+//	observe down    stop them, by pid (the data stays)
+//	observe status  are they up, where
 //	observe attach  adopt the InfluxDB docker compose started (profile observe) on $INFLUXDB_ADDR
 //	observe env     K6_OUT=proxybench-influxdb K6_INFLUXDB_ADDR=… K6_INFLUXDB_BUCKET=k6 when it is up, nothing otherwise
 package main
@@ -123,34 +126,110 @@ func attach(ctx context.Context) error {
 }
 
 func up(ctx context.Context) error {
-	if st, err := running(); err != nil {
+	st, err := influxUp(ctx)
+	if err != nil {
 		return err
+	}
+	return grafanaUp(ctx, st)
+}
+
+// grafanaUp starts the installed Grafana, if any, provisioned from the repository and reading
+// the InfluxDB st; none installed is one line, not an error (Grafana is optional).
+func grafanaUp(ctx context.Context, st *observe.State) error {
+	if g, err := observe.LoadGrafanaState(runDir()); err != nil {
+		return err
+	} else if g != nil && g.Alive() {
+		fmt.Printf("grafana already up  pid %-7d %s\n", g.PID, g.URL())
+		return nil
+	}
+	inst, err := observe.FindGrafana()
+	if err != nil {
+		fmt.Printf("grafana: not started: %v; the dashboards: dashboards/README.md\n", err)
+		return nil
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	g, err := observe.StartGrafana(ctx, inst, root, filepath.Join(runDir(), "grafana"),
+		envOr("GRAFANA_ADDR", observe.GrafanaDefaultAddr), st.URL())
+	if errors.Is(err, observe.ErrAddrInUse) {
+		// a Grafana service of the user's own on :3000 is no reason to fail make up
+		fmt.Printf("grafana: not started: %v\n", err)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("grafana: %w", err)
+	}
+	if err := observe.SaveGrafanaState(runDir(), g); err != nil {
+		_ = g.Stop(10 * time.Second)
+		return err
+	}
+	fmt.Printf("grafana up    pid %-7d %-22s ready in %v  (%s, anonymous read-only; a run: %s)\n", g.PID, "grafana",
+		time.Since(t0).Round(time.Millisecond), g.URL(), g.URL()+"/d/"+observe.ComparisonUID+"?var-testid=<testid>")
+	return nil
+}
+
+// repoRoot is the checkout whose dashboards/provisioning Grafana reads: the working directory
+// (make runs bin/observe from it).
+func repoRoot() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(filepath.Join(wd, "dashboards", "provisioning")); err != nil {
+		return "", fmt.Errorf("grafana: run from the repository's root (no dashboards/provisioning in %s)", wd)
+	}
+	return wd, nil
+}
+
+func influxUp(ctx context.Context) (*observe.State, error) {
+	if st, err := running(); err != nil {
+		return nil, err
 	} else if st != nil {
 		fmt.Printf("influxdb already up  pid %-7d %s\n", st.PID, st.URL())
-		return nil
+		return st, nil
 	}
 	bin, err := observe.InstalledBinary()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	addr := strings.TrimPrefix(envOr("INFLUXDB_ADDR", observe.DefaultAddr), "http://")
 	bucket := envOr("INFLUXDB_BUCKET", observe.DefaultBucket)
 	t0 := time.Now()
 	s, err := observe.Start(ctx, bin, filepath.Join(runDir(), "influxdb"), addr, bucket)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	st := &observe.State{Server: *s, Bucket: bucket}
 	if err := st.Save(runDir()); err != nil {
 		_ = s.Stop(10 * time.Second)
-		return err
+		return nil, err
 	}
 	fmt.Printf("influxdb up   pid %-7d %-22s ready in %v  (%s, database %s, data in %s)\n", s.PID,
 		"influxdb "+observe.Version, time.Since(t0).Round(time.Millisecond), s.URL(), bucket, s.Dir)
-	return nil
+	return st, nil
+}
+
+// grafanaDown stops the Grafana `observe up` started, by pid.
+func grafanaDown() error {
+	g, err := observe.LoadGrafanaState(runDir())
+	if err != nil || g == nil {
+		return err
+	}
+	if err := g.Stop(15 * time.Second); err != nil {
+		return fmt.Errorf("grafana: %w", err)
+	}
+	fmt.Printf("grafana down (pid %d)\n", g.PID)
+	return os.Remove(observe.GrafanaStatePath(runDir()))
 }
 
 func down() error {
+	return errors.Join(grafanaDown(), influxDown())
+}
+
+func influxDown() error {
 	st, err := observe.LoadState(runDir())
 	if err != nil || st == nil {
 		return err
@@ -185,6 +264,9 @@ func status() error {
 		health = "not answering: " + err.Error()
 	}
 	fmt.Printf("influxdb %s  pid %-7d %s  database %s  %s\n", observe.Version, st.PID, st.URL(), st.Bucket, health)
+	if g, err := observe.LoadGrafanaState(runDir()); err == nil && g != nil && g.Alive() {
+		fmt.Printf("grafana        pid %-7d %s  dashboards: %s\n", g.PID, g.URL(), g.URL()+"/d/"+observe.ComparisonUID+"?var-testid=<testid>")
+	}
 	return nil
 }
 
