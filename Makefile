@@ -62,7 +62,8 @@ help: # List every target with what it does
 	@echo "             k6, bench, soak: CLIENT=native|k6 (reused h1c/h1/h2: our native Go loop, default, or the k6/http scripts)"
 	@echo "             k6: SEGMENTS=N (one run split over N k6 instances, execution segments started together, merged into one result; not probes)"
 	@echo "             k6, bench: RUN_TIMEOUT=5m (a run not ended by then is stopped as hung; default 5m + DURATION + WARMUP)"
-	@echo "             OBSERVE=1 (up, k6, bench: InfluxDB too; k6 runs stream into it while it is up)"
+	@echo "             OBSERVE=1 (up, k6, bench: InfluxDB too, and an installed Grafana; k6 runs stream into InfluxDB while it is up)"
+	@echo "             test-dashboards: GRAFANA_TARBALL=grafana-…-linux-amd64.tar.xz or GRAFANA_HOME=…"
 	@echo "             up, bench: TLS_PROFILE=x25519|pq (one of targets.json tls_profiles, for every target alike)"
 	@echo "             k6-cloud: MODE=local|cloud  TARGET_URL=https://proxy.example:8443 (cloud)  K6_CLOUD_TOKEN, K6_CLOUD_STACK_ID (or bin/k6 cloud login)  K6_CLOUD_PROJECT_ID"
 	@echo "             compose-up: COMPOSE_PROFILES=observe (InfluxDB + Grafana), godoxy (with GODOXY_BIN=…)"
@@ -94,16 +95,16 @@ pins: bin/proxybench # Check every pin against its registry, build nothing: pinn
 up: build $(WITH_OBSERVE) # Install what is missing, start the upstream and the proxies on loopback, each verified before it counts as up
 	bin/proxybench up -targets "$(TARGETS)" -pin "$(PIN)"
 
-down: bin/proxybench bin/observe # Stop exactly what `make up` started, by pid (InfluxDB too)
+down: bin/proxybench bin/observe # Stop exactly what `make up` started, by pid (InfluxDB and Grafana too)
 	bin/proxybench down; s=$$?; bin/observe down && exit $$s
 
 influxd: # Build InfluxDB 1.8 (OBSERVE=1, tests) into the install cache (idempotent, cached)
 	bash observe/install-influxdb.sh
 
-observe-up: influxd bin/observe # Start InfluxDB on 127.0.0.1:8086 (data in run/influxdb); make k6/bench stream into it while it is up
+observe-up: influxd bin/observe # Start InfluxDB on 127.0.0.1:8086 (data in run/influxdb), and Grafana on 127.0.0.1:3000 when one is installed (GRAFANA_HOME, or on PATH); make k6/bench stream into InfluxDB while it is up
 	bin/observe up
 
-observe-down: bin/observe # Stop InfluxDB, by pid (its data stays in run/influxdb)
+observe-down: bin/observe # Stop InfluxDB and Grafana, by pid (the data stays in run/influxdb)
 	bin/observe down
 
 compose-up: build bin/observe # Docker users: the same stack in containers (compose.yaml), then verified and adopted so make k6/status use it
@@ -169,7 +170,7 @@ test-deps: # Install what the tests need besides Go: Debian's chromium (pinned) 
 	report/install-chromium.sh
 	runner/install-peers.sh
 
-.PHONY: report compare test-deps test-compose
+.PHONY: report compare test-deps test-compose test-dashboards
 
 # The linters, pinned (lint/install.sh), live in the install cache; `make lint` runs every one
 # even when one before it fails, and fails if any did.
@@ -203,10 +204,21 @@ lint-js: $(LINT_TOOLS) # eslint (lint/eslint.config.js) on the k6 scripts of sce
 test: GODOXY_BIN := $(or $(GODOXY_BIN),$(wildcard $(CURDIR)/../shared/godoxy/godoxy))
 # …and never download anything: GODOXY_RELEASE (from .env, say) is for `make setup` only.
 test: GODOXY_RELEASE :=
-test: setup influxd test-deps lint # Unit tests, k6 inspect of every scenario, the end-to-end test on a real stack, and test-compose
-	$(GO) test -count=1 -timeout 40m -skip '^TestComposeUnderDocker$$' ./...
+test: setup influxd test-deps lint # Unit tests, k6 inspect of every scenario, the end-to-end test on a real stack, test-dashboards and test-compose
+	$(GO) test -count=1 -timeout 40m -skip '^(TestComposeUnderDocker|TestDashboardsInGrafana)$$' ./...
 	cd extensions && $(GO) test -count=1 -timeout 10m ./...
+	$(MAKE) test-dashboards
 	$(MAKE) test-compose
+
+# The dashboards in a real Grafana (observe/grafana_test.go): the Grafana of GRAFANA_TARBALL,
+# unpacked into the install cache once (observe/install-grafana.sh; .ci/run passes the shared
+# build), or the one in GRAFANA_HOME. Neither given: one line, and nothing run.
+test-dashboards: build influxd # A short bench into InfluxDB, every dashboard's panels queried through a real Grafana, reconciled with the results, rendered in Chromium (GRAFANA_TARBALL=… or GRAFANA_HOME=…)
+	@home="$(GRAFANA_HOME)"; \
+	if [ -z "$$home" ] && [ -n "$(GRAFANA_TARBALL)" ]; then home="$$(bash observe/install-grafana.sh)" || exit 1; fi; \
+	if [ -z "$$home" ]; then echo "test-dashboards: skipped: no Grafana given (GRAFANA_TARBALL=<grafana-…-linux-amd64.tar.xz> or GRAFANA_HOME=<its home>)"; exit 0; fi; \
+	bin/proxybench setup -targets nginx && report/install-chromium.sh && \
+	PROXYBENCH_GRAFANA_HOME="$$home" $(GO) test -count=1 -timeout 15m -v -run '^TestDashboardsInGrafana$$' ./observe
 
 # The engine, the compose plugin and the base images come from registries this machine reaches
 # (docker/): one that cannot be installed is said, and the test is skipped with its reason.
