@@ -1,11 +1,13 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -77,16 +79,20 @@ func TestTimingRulesOnABusyMachine(t *testing.T) {
 	}
 }
 
-// burn keeps one CPU busy for at most d (a shell's empty loop, bounded by timeout(1)), and
-// stops it, by its pid, when the test ends.
+// burn keeps one CPU busy for at most d: a shell's empty loop, killed when d is over, when the
+// test ends (by its pid) or when the test's process dies (Pdeathsig). Not under timeout(1): a
+// SIGKILL to timeout would leave its loop running on.
 func burn(t *testing.T, d time.Duration) {
 	t.Helper()
-	cmd := exec.Command("timeout", strconv.Itoa(int(d.Seconds())), "sh", "-c", "while :; do :; done")
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	cmd := exec.CommandContext(ctx, "sh", "-c", "while :; do :; done")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
+		cancel()
 		t.Fatalf("the CPU burner: %v", err)
 	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
+		cancel() // kills it, if d is not over yet
 		_ = cmd.Wait()
 	})
 	time.Sleep(time.Second) // under way before the first run
