@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/proxybench/proxybench/runner"
 )
@@ -132,7 +131,7 @@ func probeTable(b *Bench) table {
 			c := b.find(col.scenario, tg, col.proto)
 			v, class := probeValue(c)
 			found = found || c != nil
-			anyBusy = anyBusy || strings.HasSuffix(v, "*")
+			anyBusy = anyBusy || (c != nil && class == "" && busy(c))
 			if class == classInvalid {
 				r.Class = classInvalid
 			}
