@@ -87,7 +87,7 @@ build: bin/k6 bin/upstream bin/proxybench # Build k6, the upstream and the stack
 setup: build # Build everything and install every proxy that is missing (idempotent, cached; TARGETS=all: one that fails is said, the rest installed)
 	bin/proxybench setup -targets "$(TARGETS)"
 
-pins: bin/proxybench # Check every pin against its registry, build nothing: pinned, what the registry serves now, what an install takes today
+pins: bin/proxybench # Check every pin, each arch's (amd64, arm64), against its registry, build nothing: pinned, what the registry serves now, what an install takes today
 	bin/proxybench pins
 
 # up and bench install what is missing themselves (proxybench up), so that with TARGETS=all a

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Unpacks a Grafana tarball (GRAFANA_TARBALL, a linux-amd64 build: grafana/bin/grafana-server,
+# Unpacks a Grafana tarball (GRAFANA_TARBALL, this machine's linux-amd64 or linux-arm64 build: grafana/bin/grafana-server,
 # conf/, public/) into the install cache once, checking the sha256 file beside it when there is
 # one, and prints the Grafana home directory. No registry these machines reach serves Grafana:
 # the tarball is given, never downloaded.
 set -euo pipefail
 
-tarball="${GRAFANA_TARBALL:?GRAFANA_TARBALL=<path of grafana-VERSION-linux-amd64.tar.xz>}"
+# shellcheck source=../proxies/arch.sh
+. "$(dirname "$0")/../proxies/arch.sh"
+arch="$(arch_go)"
+
+tarball="${GRAFANA_TARBALL:?GRAFANA_TARBALL=<path of grafana-VERSION-linux-$arch.tar.xz>}"
 cache="${PROXYBENCH_CACHE:-$HOME/.cache/proxybench}"
 if [ ! -f "$tarball" ]; then
 	echo "install-grafana: GRAFANA_TARBALL=$tarball: no such file" >&2
@@ -13,6 +17,15 @@ if [ ! -f "$tarball" ]; then
 fi
 name="$(basename "$tarball")"
 name="${name%.tar.*}"
+# a tarball named for the other arch would unpack fine and fail only when Grafana starts
+case "$name" in
+*linux-amd64* | *linux-arm64*)
+	if [[ "$name" != *"linux-$arch"* ]]; then
+		echo "install-grafana: $tarball is another machine's build: this one ($arch) takes grafana-VERSION-linux-$arch" >&2
+		exit 1
+	fi
+	;;
+esac
 dest="$cache/grafana/$name"
 if [ -x "$dest/grafana/bin/grafana-server" ] || [ -x "$dest/grafana/bin/grafana" ]; then
 	echo "$dest/grafana"

@@ -22,10 +22,14 @@
 #   whose pid file appeared during the install (belt and braces);
 # - links BINARY into $PROXYBENCH_CACHE/bin so the stack finds it even when
 #   /usr/sbin is not on PATH (non-root users).
-# Under `make pins` (pins.sh) it prints one row per package and installs nothing.
+# Under `make pins` (pins.sh) it prints one row per package and arch (proxies/arch.sh's
+# PROXYBENCH_ARCHES) and installs nothing: the other arch's rows come from that arch's index of the
+# machine's own sources, kept in $PROXYBENCH_CACHE/apt/ARCH (the machine's apt is left as it is).
 
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "${BASH_SOURCE[0]}")/pins.sh"
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/arch.sh"
 
 _apt_sudo() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
@@ -36,9 +40,38 @@ _apt_installed_version() {
   { dpkg-query -W -f='${db:Status-Status} ${Version}' "$1" 2>/dev/null || true; } | awk '$1 == "installed" { print $2 }'
 }
 
-# the versions of PKG the archive lists, newest first
+# the versions of PKG the archive lists, newest first (for _APT_ARCH when set: another arch's)
 _apt_versions() {
-  apt-cache madison "$1" 2>/dev/null | awk -F'|' '{ gsub(/ /, "", $2); print $2 }' | pins_newest_first
+  _apt_cache madison "$1" 2>/dev/null | awk -F'|' '{ gsub(/ /, "", $2); print $2 }' | pins_newest_first
+}
+
+# _apt_cache ARGS...: apt-cache on the machine's index, or on _APT_ARCH's (another arch than the
+# machine's, under `make pins`): its own lists and an empty dpkg status, so nothing installed here
+# plays a part
+_apt_cache() {
+  if [ -z "${_APT_ARCH:-}" ]; then
+    apt-cache "$@"
+    return
+  fi
+  apt-cache "${_apt_arch_opts[@]}" "$@"
+}
+
+# _apt_arch_index ARCH: fetches ARCH's index of the machine's sources into the cache (once per
+# run; apt fetches only what changed) and sets the options _apt_cache uses for it
+_apt_arch_indexed=""
+_apt_arch_index() {
+  local arch="$1" dir="$PROXYBENCH_CACHE/apt/$1"
+  _apt_arch_opts=(-o "APT::Architecture=$arch" -o "APT::Architectures::=$arch"
+    -o "Dir::State::Lists=$dir/lists" -o "Dir::Cache=$dir/cache" -o "Dir::State::status=$dir/status"
+    -o "APT::Sandbox::User=$(id -un)") # the cache is ours: apt's _apt user may not write to it
+  if [[ " $_apt_arch_indexed " == *" $arch "* ]]; then return 0; fi
+  mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
+  touch "$dir/status"
+  if ! apt-get "${_apt_arch_opts[@]}" update -qq >&2; then
+    echo "install: apt-get update of the $arch index (into $dir) failed" >&2
+    return 1
+  fi
+  _apt_arch_indexed+=" $arch"
 }
 
 # _apt_candidates PKG PINNED: the versions to try, in order: the pin when
@@ -150,13 +183,29 @@ apt_install_pinned() {
 
   if pins_mode; then
     _apt_update
-    for spec in "$@"; do
-      pkg="${spec%%=*}" pin="${spec#*=}"
-      local take
-      take="$(_apt_candidates "$pkg" "$pin" | sed -n 1p)"
-      [ "$take" != "$pin" ] || take="$pin (the pin)"
-      pins_row "$pkg (Debian package)" "$pin" "archive: $(_apt_versions "$pkg" | paste -sd' ')" "${take:-NOTHING: no version of upstream $(pins_upstream "$pin") listed}"
+    local machine arch
+    machine="$(arch_machine)"
+    for arch in $PROXYBENCH_ARCHES; do
+      # a version is one arch's build: a binNMU (+b1) or a security revision may reach one arch first
+      _APT_ARCH=""
+      if [ "$arch" != "$machine" ]; then
+        _APT_ARCH="$arch"
+        _apt_arch_index "$arch" || {
+          for spec in "$@"; do
+            pins_row "${spec%%=*} (Debian package, $arch)" "${spec#*=}" "-" "NOTHING: no $arch index (apt-get update failed)"
+          done
+          continue
+        }
+      fi
+      for spec in "$@"; do
+        pkg="${spec%%=*}" pin="${spec#*=}"
+        local take
+        take="$(_apt_candidates "$pkg" "$pin" | sed -n 1p)"
+        [ "$take" != "$pin" ] || take="$pin (the pin)"
+        pins_row "$pkg (Debian package, $arch)" "$pin" "archive: $(_apt_versions "$pkg" | paste -sd' ')" "${take:-NOTHING: no version of upstream $(pins_upstream "$pin") listed for $arch}"
+      done
     done
+    _APT_ARCH=""
     return 0
   fi
 

@@ -18,8 +18,8 @@ import (
 )
 
 // pinScripts are the install scripts of what is not a target: each answers PROXYBENCH_PINS=1
-// with its rows, as the targets' own do.
-var pinScripts = []string{"observe/install-influxdb.sh", "report/install-chromium.sh", "docker/install.sh", "lint/install.sh"}
+// with its rows, as the targets' own do (docker/base-images.sh: the image's Go toolchain, each arch's).
+var pinScripts = []string{"observe/install-influxdb.sh", "report/install-chromium.sh", "docker/install.sh", "docker/base-images.sh", "lint/install.sh"}
 
 // pinRow is one row of `make pins`: what is pinned, to what, what the registry serves now and
 // what an install would take today.
