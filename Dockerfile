@@ -11,6 +11,13 @@
 #
 # The base images are build arguments, so that a machine that reaches no image registry can
 # build the same file on base images it made itself (`make test-compose` does: docker/base-images.sh).
+#
+# amd64 and arm64 alike (Apple silicon, Graviton): every arch-specific pin has its arm64 twin, and
+# the install scripts pick theirs by the arch proxies/arch.sh names, which is TARGETARCH when the
+# builder sets it (BuildKit: `docker buildx build --platform linux/arm64 .`, or any build on an
+# arm64 machine) and else the build stage's own (`dpkg --print-architecture`): a stage always runs
+# its base images' arch, natively or under qemu. The classic builder (Docker 20.10's default) sets
+# no TARGETARCH; docker/base-images.sh prints it with the base images' names.
 ARG GOLANG_IMAGE=golang:1.26.8-bookworm
 ARG RUST_IMAGE=rust:1.95-bookworm
 ARG DEBIAN_IMAGE=debian:bookworm-slim
@@ -18,8 +25,10 @@ ARG DEBIAN_IMAGE=debian:bookworm-slim
 FROM ${GOLANG_IMAGE} AS golang
 
 FROM ${RUST_IMAGE} AS build
+ARG TARGETARCH
 COPY --from=golang /usr/local/go /usr/local/go
 ENV PATH=/usr/local/go/bin:$PATH \
+    PROXYBENCH_ARCH=${TARGETARCH} \
     PROXYBENCH_CACHE=/opt/proxybench-cache \
     K6_NO_USAGE_REPORT=true \
     K6_AUTO_EXTENSION_RESOLUTION=false
@@ -32,6 +41,8 @@ WORKDIR /proxybench
 # so a change to the code reuses this layer. An optional target (target.json's "optional":
 # GoDoxy, which no registry serves) is left out: compose's profile for it mounts a binary.
 COPY proxies/ proxies/
+# the base images and Go are TARGETARCH's: a mismatch is said here, not after a build of the wrong one
+RUN bash proxies/arch.sh check
 RUN for target in proxies/*/target.json; do \
       grep -Eq '"optional": *true' "$target" || bash "${target%/target.json}/install.sh" || exit 1; \
     done
@@ -49,6 +60,7 @@ RUN mkdir -p /out/cache/bin \
     | xargs -r dpkg -S 2>/dev/null | cut -d: -f1 | sort -u >/out/runtime-packages
 
 FROM ${DEBIAN_IMAGE}
+ARG TARGETARCH
 ENV PROXYBENCH_CACHE=/opt/proxybench-cache \
     PROXYBENCH_RUN=/proxybench/run \
     K6_NO_USAGE_REPORT=true \
@@ -57,7 +69,8 @@ WORKDIR /proxybench
 COPY --from=build /out/runtime-packages /tmp/runtime-packages
 COPY proxies/ proxies/
 # Caddy and h2o are Debian's packages: installed here by their own pinned scripts, as natively
-RUN apt-get update \
+RUN PROXYBENCH_ARCH="$TARGETARCH" bash proxies/arch.sh check \
+ && apt-get update \
  && xargs -a /tmp/runtime-packages apt-get install -y --no-install-recommends \
  && bash proxies/caddy/install.sh && bash proxies/h2o/install.sh \
  && rm -rf /var/lib/apt/lists/* /tmp/runtime-packages
