@@ -67,6 +67,7 @@ help: # List every target with what it does
 	@echo "             up, bench: TLS_PROFILE=x25519|pq (one of targets.json tls_profiles, for every target alike)"
 	@echo "             k6-cloud: MODE=local|cloud  TARGET_URL=https://proxy.example:8443 (cloud)  K6_CLOUD_TOKEN, K6_CLOUD_STACK_ID (or bin/k6 cloud login)  K6_CLOUD_PROJECT_ID"
 	@echo "             compose-up: COMPOSE_PROFILES=observe (InfluxDB + Grafana), godoxy (with GODOXY_BIN=…)"
+	@echo "             compose-up, compose-down: NETWORK=bridge (compose.bridge.yaml: Docker Desktop; default host, a Linux engine)"
 
 bin/k6: $(K6_SOURCES)
 	cd extensions && $(GO) build -trimpath -o ../bin/k6 ./cmd/k6
@@ -108,12 +109,12 @@ observe-down: bin/observe # Stop InfluxDB and Grafana, by pid (the data stays in
 	bin/observe down
 
 compose-up: build bin/observe # Docker users: the same stack in containers (compose.yaml), then verified and adopted so make k6/status use it
-	$(COMPOSE) up --build --wait
+	$(COMPOSE) $(if $(filter bridge,$(NETWORK)),-f compose.yaml -f compose.bridge.yaml) up --build --wait
 	bin/proxybench attach -targets $(TARGETS)
 	$(if $(findstring observe,$(COMPOSE_PROFILES)),bin/observe attach)
 
 compose-down: bin/proxybench bin/observe # Stop the compose stack (every profile) and forget it
-	$(COMPOSE) --profile observe --profile godoxy down
+	$(COMPOSE) $(if $(filter bridge,$(NETWORK)),-f compose.yaml -f compose.bridge.yaml) --profile observe --profile godoxy down
 	bin/proxybench down; s=$$?; bin/observe down && exit $$s
 
 status: bin/proxybench # Show each target's version, pid and per-protocol health
@@ -222,7 +223,7 @@ test-dashboards: build influxd # A short bench into InfluxDB, every dashboard's 
 
 # The engine, the compose plugin and the base images come from registries this machine reaches
 # (docker/): one that cannot be installed is said, and the test is skipped with its reason.
-test-compose: build influxd # compose.yaml under a private Docker engine: image built from the Dockerfile, `up --wait`, scenarios and probes, `down` leaving nothing
+test-compose: build influxd # compose.yaml under a private Docker engine, host and bridge networking: image built from the Dockerfile, `up --wait`, scenarios and probes, `down` leaving nothing
 	bash docker/install.sh || echo "test-compose: docker/install.sh failed (above): TestComposeUnderDocker will be skipped"
 	$(GO) test -count=1 -timeout 60m -v -run '^TestComposeUnderDocker$$' ./e2e
 

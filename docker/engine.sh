@@ -7,8 +7,10 @@
 #                                environment that points the docker CLI at it
 #   docker/engine.sh stop DIR    stop it, by the pid it wrote in DIR
 #
-# dockerd runs without iptables and without a bridge: every container of compose.yaml uses the
-# host's network, and nothing here may change the machine's firewall. Needs root (dockerd does).
+# dockerd runs without iptables and without its default bridge, so nothing here changes the
+# machine's firewall: compose.yaml's containers use the host's network, and compose.bridge.yaml's
+# get a network of their own (a bridge compose creates), whose published ports docker-proxy (the
+# userland proxy) forwards, since without iptables nothing else would. Needs root (dockerd does).
 # Exit status 3: no engine can run here (not root, or docker/install.sh did not install one).
 set -euo pipefail
 # as the Makefile's default
@@ -33,12 +35,15 @@ start)
     exit 1
   fi
   ln -sfn "$PROXYBENCH_CACHE/docker/cli-plugins" "$dir/config/cli-plugins"
+  # the userland proxy of the same package as dockerd (Debian's docker.io), not one on PATH
+  proxy="$(dirname "$(readlink -f "$bin/dockerd")")/docker-proxy"
+  [ -x "$proxy" ] || { echo "engine: $proxy is missing: compose.bridge.yaml's published ports need it (docker/install.sh)" >&2; exit 1; }
   # overlay2 where the kernel has it, else vfs (slower, copies every layer)
   driver=vfs
   if grep -qw overlay /proc/filesystems; then driver=overlay2; fi
   "$bin/dockerd" --data-root "$data" --exec-root "$dir/exec" --pidfile "$dir/dockerd.pid" \
     --host "unix://$dir/docker.sock" --storage-driver "$driver" \
-    --iptables=false --ip-masq=false --bridge=none --userland-proxy=false \
+    --iptables=false --ip-masq=false --bridge=none --userland-proxy=true --userland-proxy-path "$proxy" \
     --containerd-namespace proxybench --containerd-plugins-namespace proxybench-plugins \
     >"$dir/dockerd.log" 2>&1 &
   echo $! >"$dir/dockerd.launched"

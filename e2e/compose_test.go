@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,14 +34,28 @@ const imageRun = "/proxybench/run"
 
 func loadCompose(t *testing.T, root string, env ...string) *types.Project {
 	t.Helper()
-	opts, err := cli.NewProjectOptions([]string{filepath.Join(root, "compose.yaml")},
+	return loadComposeFiles(t, root, []string{"compose.yaml"}, env...)
+}
+
+// bridgeFiles are the bridge variant's (compose.bridge.yaml over compose.yaml), in their order.
+var bridgeFiles = []string{"compose.yaml", "compose.bridge.yaml"}
+
+// loadComposeFiles loads files (relative to root) as `docker compose -f … -f …` would: each
+// later one overrides the earlier ones.
+func loadComposeFiles(t *testing.T, root string, files []string, env ...string) *types.Project {
+	t.Helper()
+	var paths []string
+	for _, f := range files {
+		paths = append(paths, filepath.Join(root, f))
+	}
+	opts, err := cli.NewProjectOptions(paths,
 		cli.WithWorkingDirectory(root), cli.WithEnv(env), cli.WithProfiles([]string{"*"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	p, err := opts.LoadProject(context.Background())
 	if err != nil {
-		t.Fatalf("compose.yaml does not load as docker compose would load it: %v", err)
+		t.Fatalf("%s does not load as docker compose would load it: %v", strings.Join(files, " + "), err)
 	}
 	return p
 }
@@ -166,6 +181,103 @@ func TestComposeMatchesTargets(t *testing.T) {
 	}
 }
 
+// TestComposeBridgeMatchesTargets: compose.bridge.yaml over compose.yaml takes every service off
+// the host's network, publishes each target's ports of targets.json on 127.0.0.1 (TLS over TCP
+// and UDP, cleartext, GoDoxy's control port), has every target listen on its container's
+// interfaces and every proxy find the upstream as the direct service, and the k6 service,
+// InfluxDB and Grafana find each other by name; what it leaves alone stays compose.yaml's.
+func TestComposeBridgeMatchesTargets(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := loadCompose(t, root)
+	p := loadComposeFiles(t, root, bridgeFiles)
+	cfg, err := stack.LoadConfig(filepath.Join(root, "targets.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.ServiceNames(), host.ServiceNames(); !sameSet(got, want) {
+		t.Errorf("bridge services %v, want compose.yaml's %v", got, want)
+	}
+	checkHealthchecks(t, p, cfg.Names())
+	env := func(s types.ServiceConfig, k string) string {
+		if v := s.Environment[k]; v != nil {
+			return *v
+		}
+		return ""
+	}
+	published := func(s types.ServiceConfig) []string {
+		var out []string
+		for _, port := range s.Ports {
+			out = append(out, fmt.Sprintf("%s:%s:%d/%s", port.HostIP, port.Published, port.Target, port.Protocol))
+		}
+		return out
+	}
+	for _, s := range p.Services {
+		if s.NetworkMode != "" {
+			t.Errorf("service %s: network_mode %q under compose.bridge.yaml, want the project's network", s.Name, s.NetworkMode)
+		}
+		h, _ := host.GetService(s.Name)
+		if !slices.Equal(s.Command, h.Command) || s.HealthCheck != nil && h.HealthCheck != nil && !slices.Equal(s.HealthCheck.Test, h.HealthCheck.Test) {
+			t.Errorf("service %s: compose.bridge.yaml changes its command or healthcheck: only the network is its to change", s.Name)
+		}
+	}
+	for _, n := range cfg.Names() {
+		s, err := p.GetService(n)
+		if err != nil {
+			continue // said above
+		}
+		ports := cfg.Targets[n]
+		want := []string{
+			fmt.Sprintf("127.0.0.1:%d:%d/tcp", ports.TLS, ports.TLS),
+			fmt.Sprintf("127.0.0.1:%d:%d/udp", ports.TLS, ports.TLS), // h3
+			fmt.Sprintf("127.0.0.1:%d:%d/tcp", ports.H1C, ports.H1C),
+		}
+		if ports.Admin != 0 {
+			want = append(want, fmt.Sprintf("127.0.0.1:%d:%d/tcp", ports.Admin, ports.Admin))
+		}
+		if got := published(s); !sameSet(got, want) {
+			t.Errorf("service %s publishes %v, want %v (targets.json's ports, on 127.0.0.1 only)", n, got, want)
+		}
+		if got := env(s, stack.ListenEnv); got != "0.0.0.0" {
+			t.Errorf("service %s: %s=%q, want 0.0.0.0 (reached from other containers and the published ports)", n, stack.ListenEnv, got)
+		}
+		wantUp := stack.Direct
+		if n == stack.Direct {
+			wantUp = "" // the upstream itself
+		}
+		if got := env(s, stack.UpstreamEnv); got != wantUp {
+			t.Errorf("service %s: %s=%q, want %q (the upstream's service name)", n, stack.UpstreamEnv, got, wantUp)
+		}
+	}
+	k6, err := p.GetService("k6")
+	if err == nil && (env(k6, "PROXYBENCH_TARGET_BY_NAME") != "1" || env(k6, "INFLUXDB_ADDR") != "influxdb:8086") {
+		t.Errorf("service k6: PROXYBENCH_TARGET_BY_NAME=%q INFLUXDB_ADDR=%q, want 1 and the influxdb service", env(k6, "PROXYBENCH_TARGET_BY_NAME"), env(k6, "INFLUXDB_ADDR"))
+	}
+	if err == nil {
+		checkK6Service(t, withHostNetwork(k6, p), root)
+	}
+	for n, want := range map[string]string{"influxdb": "127.0.0.1:8086:8086/tcp", "grafana": "127.0.0.1:3000:3000/tcp"} {
+		if s, err := p.GetService(n); err == nil && !slices.Equal(published(s), []string{want}) {
+			t.Errorf("service %s publishes %v, want [%s] (as natively)", n, published(s), want)
+		}
+	}
+	if g, err := p.GetService("grafana"); err == nil && env(g, "INFLUXDB_URL") != "http://influxdb:8086" {
+		t.Errorf("grafana INFLUXDB_URL %q under bridge networking, want http://influxdb:8086", env(g, "INFLUXDB_URL"))
+	}
+}
+
+// withHostNetwork is p with s (its network_mode set back to host) in it, for the checks that
+// are compose.yaml's and do not depend on the network.
+func withHostNetwork(s types.ServiceConfig, p *types.Project) *types.Project {
+	s.NetworkMode = "host"
+	q := *p
+	q.Services = maps.Clone(p.Services)
+	q.Services[s.Name] = s
+	return &q
+}
+
 // checkDockerfileStages: the base images are build arguments (so that a machine without a
 // registry builds the same file on images it made), and the final stage is not the build one.
 func checkDockerfileStages(t *testing.T, dockerfile string) {
@@ -253,6 +365,20 @@ func checkK6Service(t *testing.T, p *types.Project, root string) {
 	}
 	if v := s.Environment["SSL_CERT_FILE"]; v == nil || *v != imageRun+"/certs/ca.pem" {
 		t.Errorf("service k6: SSL_CERT_FILE %v, want %s/certs/ca.pem (the stack's CA: certificates verified)", v, imageRun)
+	}
+	// one testid per stack: direct writes it where the k6 service reads it, TESTID (.env,
+	// the environment) wins
+	composeDir := filepath.Join(root, "run", "compose")
+	if mounts[imageRun+"/compose"] != composeDir {
+		t.Errorf("service k6: %s mounted at %s/compose, want %s (the stack's testid)", mounts[imageRun+"/compose"], imageRun, composeDir)
+	}
+	if d, err := p.GetService(stack.Direct); err == nil && !slices.ContainsFunc(d.Volumes, func(v types.ServiceVolumeConfig) bool {
+		return v.Source == composeDir && v.Target == imageRun+"/compose" && !v.ReadOnly
+	}) {
+		t.Errorf("service direct: %s is not mounted writable at %s/compose: it writes the stack's testid there", composeDir, imageRun)
+	}
+	if v := s.Environment["TESTID"]; v == nil || *v != "" {
+		t.Errorf("service k6: TESTID %v, want ${TESTID:-} (empty unless .env or the environment sets it)", v)
 	}
 	if _, err := os.Stat(filepath.Join(root, "docker", "k6-entrypoint.sh")); err != nil {
 		t.Errorf("service k6: %v", err)

@@ -77,8 +77,12 @@ func (e *engine) run(ctx context.Context, dir string, env []string, args ...stri
 // Debian's packages and the Go module proxy, since no image registry is reachable), the stack
 // brought up with `docker compose up --wait` on the test's ports, verified and adopted as
 // `make compose-up` does, measured with a reused and a fresh scenario and the five probes,
-// a probe run by the compose k6 service streaming into InfluxDB, and brought down leaving no
-// container, network or volume behind. `make test-compose` runs it (part of `make test`).
+// a probe run by the compose k6 service streaming into InfluxDB, runs of the k6 service
+// against two targets sharing the stack's testid, and brought down leaving no container,
+// network or volume behind; then the same image under compose.bridge.yaml (bridge
+// networking, as on Docker Desktop): up --wait, its published ports verified from the host, a
+// reused and a probe scenario by the k6 service reaching the targets by name, the reused cell
+// set beside the host network's. `make test-compose` runs it (part of `make test`).
 func TestComposeUnderDocker(t *testing.T) {
 	h := harnessAt(t, 2300, os.Getenv("E2E_TARGETS"))
 	e := startEngine(t, h.root)
@@ -108,64 +112,22 @@ func TestComposeUnderDocker(t *testing.T) {
 	t.Logf("image proxybench:local built in %v (%s), %.0f MB", time.Since(t0).Round(time.Second), strings.Join(build[5:], " "), mb/1e6)
 
 	// The test's ports and directories, through an override file as a user would add one:
-	// targets.json moved by the harness, the certificates in the harness's run directory.
-	certs := filepath.Join(h.run, "certs")
+	// targets.json moved by the harness, the certificates and the stack's testid in the
+	// harness's run directory.
 	if err := os.MkdirAll(h.results, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(certs, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	p := loadCompose(t, h.root)
-	services := []string{"certs", "k6"}
-	for _, n := range p.ServiceNames() {
-		if slices.Contains(h.cfg.Names(), n) {
-			services = append(services, n)
+	for _, dir := range []string{"certs", "compose"} {
+		if err := os.MkdirAll(filepath.Join(h.run, dir), 0o755); err != nil {
+			t.Fatal(err)
 		}
 	}
-	var override strings.Builder
-	override.WriteString("services:\n")
-	for _, n := range services {
-		fmt.Fprintf(&override, "  %s:\n    environment:\n      TARGETS_FILE: /proxybench/test-targets.json\n"+
-			"    volumes:\n      - %s:/proxybench/test-targets.json:ro\n      - %s:%s/certs\n", n, h.targets, certs, imageRun)
-		if n == "k6" {
-			fmt.Fprintf(&override, "      - %s:/proxybench/results\n", h.results)
-		}
-	}
-	overrideFile := filepath.Join(t.TempDir(), "compose.test.yaml")
-	if err := os.WriteFile(overrideFile, []byte(override.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	const project = "proxybench-e2e"
 	var profiles []string
 	if slices.Contains(h.cfg.Names(), "godoxy") && os.Getenv("GODOXY_BIN") != "" {
 		profiles = []string{"COMPOSE_PROFILES=godoxy"} // make test gives GoDoxy when a binary is at hand
 	}
-	compose := func(args ...string) (string, error) {
-		return e.run(ctx, h.root, profiles, append([]string{"compose", "-p", project, "-f", "compose.yaml", "-f", overrideFile}, args...)...)
-	}
-	t.Cleanup(func() {
-		if out, err := compose("--profile", "godoxy", "--profile", "k6", "down", "--volumes", "--timeout", "10"); err != nil {
-			t.Errorf("%v\n%s", err, out)
-		}
-		checkNothingLeft(t, e, project)
-	})
-
-	if out, err := compose("--profile", "godoxy", "--profile", "k6", "down", "--volumes"); err != nil {
-		t.Fatalf("what an earlier run left: %v\n%s", err, out)
-	}
-	t0 = time.Now()
-	if out, err := compose("up", "--wait", "--no-build"); err != nil {
-		logs, _ := compose("logs", "--no-color", "--tail", "30")
-		t.Fatalf("%v\n%s\n%s", err, stack.LastLines(out, 30), logs)
-	}
-	t.Logf("docker compose up --wait returned in %v", time.Since(t0).Round(100*time.Millisecond))
-	ps, _ := compose("ps", "--format", "{{.Service}} {{.Status}}")
-	for _, line := range strings.Split(strings.TrimSpace(ps), "\n") {
-		if !strings.Contains(line, "(healthy)") {
-			t.Errorf("after up --wait, a service is not healthy: %s", line)
-		}
-	}
+	host := h.composeStack(ctx, t, e, "proxybench-e2e", profiles, false)
+	host.up()
 
 	// adopted as `make compose-up` adopts it: every target verified over each protocol
 	if out, err := h.proxybench(t, "attach"); err != nil {
@@ -211,7 +173,7 @@ func TestComposeUnderDocker(t *testing.T) {
 	h.streamToInfluxDB(t)
 	addr := strings.TrimPrefix(h.influx.URL(), "http://")
 	testid := "e2e-docker-k6-service"
-	runOut, err := compose("run", "--rm", "-e", "TARGET=nginx", "-e", "TESTID="+testid, "-e", "INFLUXDB_ADDR="+addr,
+	runOut, err := host.compose("run", "--rm", "-e", "TARGET=nginx", "-e", "TESTID="+testid, "-e", "INFLUXDB_ADDR="+addr,
 		"k6", "run", "--quiet", "scenarios/sse.js")
 	if err != nil && slices.Contains(h.cfg.Names(), "nginx") {
 		t.Fatalf("docker compose run k6: %v\n%s", err, stack.LastLines(runOut, 30))
@@ -229,6 +191,176 @@ func TestComposeUnderDocker(t *testing.T) {
 		checkResult(t, "sse", r)
 		h.checkInfluxDB(t, testid, runner.K6Scenario("sse", r.Proto), results)
 	}
+	if !slices.Contains(h.cfg.Names(), "nginx") {
+		return // the k6 service's cells below are nginx's
+	}
+
+	// One comparison per stack: runs of the k6 service that name no testid, against two
+	// targets, land under the stack's; the reused cell is the host-network figure of the NAT
+	// comparison below.
+	hostCells := host.k6Service(t, "reused-h2", "json")
+	host.down()
+
+	// The bridge variant (compose.bridge.yaml), as on Docker Desktop: each service on the
+	// project's network, the same ports published on 127.0.0.1 (verified from the host by
+	// attach, over every protocol: TCP and UDP), and the k6 service reaching nginx by name.
+	bridge := h.composeStack(ctx, t, e, "proxybench-e2e-bridge", profiles, true)
+	bridge.up()
+	if out, err := h.proxybench(t, "attach"); err != nil {
+		t.Errorf("proxybench attach (the published ports, from the host): %v\n%s", err, out)
+	}
+	bridgeCells := bridge.k6Service(t, "reused-h2", "json")
+	if bridge.testid == host.testid {
+		t.Errorf("the bridge stack took the host stack's testid %s: each stack that comes up has its own", host.testid)
+	}
+	// what bridge networking costs, the same cell measured both ways (one run each: noisy on
+	// a shared machine; docker/README.md has the repeated figures)
+	hr, br := hostCells["reused-h2"], bridgeCells["reused-h2"]
+	if hr != nil && br != nil && hr.RPS != nil && br.RPS != nil {
+		t.Logf("bridge/host, reused-h2 against nginx by the k6 service: req/s %.0f/%.0f = %.2f, p99 %.1f/%.1f ms = %.2f",
+			*br.RPS, *hr.RPS, *br.RPS / *hr.RPS, br.Latency.P99, hr.Latency.P99, br.Latency.P99/hr.Latency.P99)
+	}
+}
+
+// composeStack is one compose project of the test: compose.yaml, with compose.bridge.yaml when
+// bridge, and an override of the test's own (its ports, certificates, results, targets file).
+type composeStack struct {
+	t       *testing.T
+	h       *harness
+	project string
+	compose func(args ...string) (string, error)
+	testid  string // the stack's, once up
+}
+
+func (h *harness) composeStack(ctx context.Context, t *testing.T, e *engine, project string, profiles []string, bridge bool) *composeStack {
+	t.Helper()
+	files := []string{"compose.yaml"}
+	if bridge {
+		files = bridgeFiles
+	}
+	p := loadComposeFiles(t, h.root, files)
+	services := []string{"certs", "k6"}
+	for _, n := range p.ServiceNames() {
+		if slices.Contains(h.cfg.Names(), n) {
+			services = append(services, n)
+		}
+	}
+	var override strings.Builder
+	override.WriteString("services:\n")
+	for _, n := range services {
+		fmt.Fprintf(&override, "  %s:\n    environment:\n      TARGETS_FILE: /proxybench/test-targets.json\n"+
+			"    volumes:\n      - %s:/proxybench/test-targets.json:ro\n      - %s:%s/certs\n", n, h.targets, filepath.Join(h.run, "certs"), imageRun)
+		if n == "k6" || n == stack.Direct {
+			fmt.Fprintf(&override, "      - %s:%s/compose\n", filepath.Join(h.run, "compose"), imageRun)
+		}
+		if n == "k6" {
+			fmt.Fprintf(&override, "      - %s:/proxybench/results\n", h.results)
+		}
+		if ports, ok := h.cfg.Targets[n]; ok && bridge {
+			// the test's ports, in place of compose.bridge.yaml's (targets.json's)
+			override.WriteString("    ports: !override\n")
+			for _, port := range []string{fmt.Sprintf("%d/tcp", ports.TLS), fmt.Sprintf("%d/udp", ports.TLS), fmt.Sprintf("%d/tcp", ports.H1C)} {
+				fmt.Fprintf(&override, "      - 127.0.0.1:%s:%s\n", strings.Split(port, "/")[0], port)
+			}
+			if ports.Admin != 0 {
+				fmt.Fprintf(&override, "      - 127.0.0.1:%d:%d/tcp\n", ports.Admin, ports.Admin)
+			}
+		}
+	}
+	overrideFile := filepath.Join(t.TempDir(), "compose.test.yaml")
+	if err := os.WriteFile(overrideFile, []byte(override.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"compose", "-p", project}
+	for _, f := range append(files, overrideFile) {
+		args = append(args, "-f", f)
+	}
+	c := &composeStack{t: t, h: h, project: project}
+	c.compose = func(more ...string) (string, error) {
+		return e.run(ctx, h.root, profiles, append(slices.Clone(args), more...)...)
+	}
+	t.Cleanup(func() {
+		c.down()
+		checkNothingLeft(t, e, project)
+	})
+	if out, err := c.compose("--profile", "godoxy", "--profile", "k6", "down", "--volumes"); err != nil {
+		t.Fatalf("%s: what an earlier run left: %v\n%s", project, err, out)
+	}
+	return c
+}
+
+// up is `docker compose up --wait`: every service healthy, and the stack's testid written.
+func (c *composeStack) up() {
+	t := c.t
+	t.Helper()
+	t0 := time.Now()
+	if out, err := c.compose("up", "--wait", "--no-build"); err != nil {
+		logs, _ := c.compose("logs", "--no-color", "--tail", "30")
+		t.Fatalf("%s: %v\n%s\n%s", c.project, err, stack.LastLines(out, 30), logs)
+	}
+	t.Logf("%s: docker compose up --wait returned in %v", c.project, time.Since(t0).Round(100*time.Millisecond))
+	ps, _ := c.compose("ps", "--format", "{{.Service}} {{.Status}}")
+	for _, line := range strings.Split(strings.TrimSpace(ps), "\n") {
+		if !strings.Contains(line, "(healthy)") {
+			t.Errorf("%s: after up --wait, a service is not healthy: %s", c.project, line)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(c.h.run, "compose", "testid"))
+	c.testid = strings.TrimSpace(string(data))
+	if err != nil || !strings.HasPrefix(c.testid, "compose-") {
+		t.Errorf("%s: the direct service wrote no testid of the stack in run/compose/testid (%q, %v)", c.project, c.testid, err)
+	}
+}
+
+func (c *composeStack) down() {
+	if out, err := c.compose("--profile", "godoxy", "--profile", "k6", "down", "--volumes", "--timeout", "10"); err != nil {
+		c.t.Errorf("%s: %v\n%s", c.project, err, out)
+	}
+}
+
+// k6Service runs each scenario with `docker compose run --rm -e TARGET=… k6 run`, naming no
+// testid: the first against nginx, the others against direct, so that two targets' runs
+// share the stack's testid, one results/<testid>/ and one comparison. It returns each
+// scenario's measured cell.
+func (c *composeStack) k6Service(t *testing.T, scenarios ...string) map[string]*runner.Result {
+	t.Helper()
+	want := map[string]string{} // scenario/target (a result's) → scenario
+	for i, scenario := range scenarios {
+		target := "nginx"
+		if i > 0 {
+			target = stack.Direct
+		}
+		out, err := c.compose("run", "--rm", "-e", "TARGET="+target, "-e", "INFLUXDB_ADDR=127.0.0.1:1",
+			"k6", "run", "--quiet", "scenarios/"+scenario+".js")
+		if err != nil {
+			t.Errorf("%s: docker compose run k6 %s against %s: %v\n%s", c.project, scenario, target, err, stack.LastLines(out, 30))
+			continue
+		}
+		if !strings.Contains(out, "k6: testid "+c.testid+" (the stack's") {
+			t.Errorf("%s: the k6 service did not take the stack's testid %s:\n%s", c.project, c.testid, stack.LastLines(out, 10))
+		}
+		want[scenario+"/"+target] = scenario
+	}
+	cells := map[string]*runner.Result{} // by scenario
+	for _, r := range loadResults(t, filepath.Join(c.h.results, c.testid)) {
+		scenario, ok := want[r.Scenario+"/"+r.Target]
+		if !ok {
+			continue
+		}
+		checkResult(t, scenario, r)
+		rps := "no rate (a probe)"
+		if r.RPS != nil {
+			rps = fmt.Sprintf("%.0f req/s", *r.RPS)
+		}
+		t.Logf("%s: k6 service %s/%s/%s: %v requests, %s, p50 %.2f ms, p99 %.2f ms", c.project, r.Scenario, r.Target, r.Proto, r.Requests, rps, r.Latency.P50, r.Latency.P99)
+		cells[scenario] = r
+	}
+	for key, scenario := range want {
+		if cells[scenario] == nil {
+			t.Errorf("%s: no result of %s in results/%s/ (the stack's testid)", c.project, key, c.testid)
+		}
+	}
+	return cells
 }
 
 // checkNothingLeft: after `compose down`, the project has no container, network or volume.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -46,11 +47,111 @@ func (s *Stack) Exec(name string) error {
 	if err != nil {
 		return err
 	}
+	if name == Direct {
+		// the upstream's container is up as long as the stack is (every proxy waits for it,
+		// and another `up` leaves it running): its start is the stack's, and the k6 service
+		// tags every run with it, so that one dashboard compares them. Without it k6 makes a
+		// testid per run: worth a line, not a stack that will not start.
+		if err := s.writeComposeTestID(time.Now()); err != nil {
+			fmt.Fprintf(os.Stderr, "proxybench exec direct: the stack's testid is not written (each k6 run will have its own): %v\n", err)
+		}
+	}
 	if err := os.Chdir(c.dir); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "proxybench exec %s: %s\n", name, strings.Join(c.argv, " "))
 	return syscall.Exec(c.argv[0], c.argv, c.env)
+}
+
+// composeTestIDFile holds the testid of the compose stack now up (`compose-` and its start,
+// UTC), which docker/k6-entrypoint.sh gives every run of the k6 service that names none, so
+// that runs against several targets land in one comparison. compose.yaml mounts its directory
+// (run/compose) into the direct service and the k6 service.
+func (p Paths) composeTestIDFile() string { return filepath.Join(p.RunDir, "compose", "testid") }
+
+// composeTestID is the testid of a compose stack that started at t.
+func composeTestID(t time.Time) string { return "compose-" + t.UTC().Format("20060102-150405") }
+
+func (s *Stack) writeComposeTestID(t time.Time) error {
+	f := s.composeTestIDFile()
+	if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(f, []byte(composeTestID(t)+"\n"), 0o644)
+}
+
+// The settings of Exec for bridge networking (compose.bridge.yaml), where each container has a
+// network namespace of its own: a target listening on 127.0.0.1 there answers nobody but its own
+// healthcheck, and 127.0.0.1:9000 is not the upstream but the target itself.
+const (
+	// ListenEnv is the IPv4 address the target listens on (0.0.0.0: every interface of its
+	// container, so that the other containers and the published ports reach it).
+	ListenEnv = "PROXYBENCH_LISTEN"
+	// UpstreamEnv is the upstream's host name (compose's direct service), resolved once when the
+	// target starts: its address, not the name, goes into the config, as natively, since not
+	// every proxy resolves a name there (Envoy's static cluster takes an address).
+	UpstreamEnv = "PROXYBENCH_UPSTREAM"
+)
+
+// Network is where Exec's target listens and finds the upstream; an empty field is the config's
+// (loopback) address, as natively.
+type Network struct {
+	Listen   string // an IPv4 address
+	Upstream string // a host name or address
+}
+
+// NetworkFromEnv is the Network ListenEnv and UpstreamEnv give.
+func NetworkFromEnv() Network {
+	return Network{Listen: os.Getenv(ListenEnv), Upstream: os.Getenv(UpstreamEnv)}
+}
+
+// UseNetwork makes Exec listen on n.Listen and forward to the address n.Upstream resolves to
+// now (an IPv4 one when there is one: the templates write HOST:PORT). Only the compose entry
+// point takes it: natively the stack stays on loopback, where the load must go.
+func (s *Stack) UseNetwork(ctx context.Context, n Network) error {
+	if n.Listen != "" {
+		ip := net.ParseIP(n.Listen)
+		if ip == nil || ip.To4() == nil {
+			return fmt.Errorf("%s=%q: want an IPv4 address (0.0.0.0: every interface of the container)", ListenEnv, n.Listen)
+		}
+	}
+	upstream := ""
+	if n.Upstream != "" {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		ips, err := net.DefaultResolver.LookupIP(ctx, "ip", n.Upstream)
+		if err == nil && len(ips) == 0 {
+			err = errors.New("no address")
+		}
+		if err != nil {
+			return fmt.Errorf("%s=%q: cannot resolve the upstream (compose's direct service, on the same network?): %w", UpstreamEnv, n.Upstream, err)
+		}
+		upstream = ips[0].String()
+		for _, ip := range ips {
+			if ip.To4() != nil {
+				upstream = ip.String()
+				break
+			}
+		}
+	}
+	s.net = Network{Listen: n.Listen, Upstream: upstream}
+	return nil
+}
+
+// listenAddr is the address targets listen on: the config's, or UseNetwork's.
+func (s *Stack) listenAddr() string {
+	if s.net.Listen != "" {
+		return s.net.Listen
+	}
+	return s.Config.Address
+}
+
+// upstreamHost is the address proxies forward to: the config's, or UseNetwork's.
+func (s *Stack) upstreamHost() string {
+	if s.net.Upstream != "" {
+		return s.net.Upstream
+	}
+	return s.Config.Address
 }
 
 // Attach adopts the named targets when another engine (docker compose) started them: each must

@@ -69,6 +69,10 @@ type Stack struct {
 	// the others go on. Off (targets the user named), such a failure is an error at once.
 	KeepGoing bool
 
+	// net is where Exec's target listens and finds the upstream (UseNetwork); the zero value
+	// is the config's address for both, as natively and under compose.yaml's host networking.
+	net Network
+
 	// starting is the state Up is building: each process is written into it the moment it
 	// starts, not once all are ready, so that a controller killed meanwhile (kill -9) leaves a
 	// state from which `make down` stops every process it started.
@@ -186,12 +190,12 @@ func (s *Stack) vars(name string, certs Certs, runDir string, def *Definition) V
 	v := Vars{
 		Name:         name,
 		Host:         s.Config.Hostname,
-		Addr:         s.Config.Address,
+		Addr:         s.listenAddr(),
 		TLSPort:      p.TLS,
 		H1CPort:      p.H1C,
 		AdminPort:    p.Admin,
-		UpstreamAddr: net.JoinHostPort(s.Config.Address, strconv.Itoa(s.Config.Upstream.H1C)),
-		UpstreamHost: s.Config.Address,
+		UpstreamAddr: net.JoinHostPort(s.upstreamHost(), strconv.Itoa(s.Config.Upstream.H1C)),
+		UpstreamHost: s.upstreamHost(),
 		UpstreamPort: s.Config.Upstream.H1C,
 		CertFile:     certs.CertFile,
 		KeyFile:      certs.KeyFile,
@@ -431,8 +435,8 @@ func (s *Stack) command(name string, def *Definition, certs Certs) (*command, er
 		_, profile := s.Config.TLS()
 		argv := []string{
 			s.UpstreamBin(),
-			"-h1c", net.JoinHostPort(s.Config.Address, strconv.Itoa(p.H1C)),
-			"-tls", net.JoinHostPort(s.Config.Address, strconv.Itoa(p.TLS)),
+			"-h1c", net.JoinHostPort(s.listenAddr(), strconv.Itoa(p.H1C)),
+			"-tls", net.JoinHostPort(s.listenAddr(), strconv.Itoa(p.TLS)),
 			"-cert", certs.CertFile, "-key", certs.KeyFile,
 			"-upload-limit", strconv.FormatInt(s.Config.UploadLimit, 10),
 			// the TLS profile; its cipher is Go's own choice (no setting), verified at start

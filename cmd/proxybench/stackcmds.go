@@ -179,13 +179,17 @@ func cmdCerts(_ context.Context, _ []string) error {
 }
 
 // cmdExec runs one target in the foreground as this process: the command of each compose
-// service.
-func cmdExec(_ context.Context, args []string) error {
+// service. PROXYBENCH_LISTEN and PROXYBENCH_UPSTREAM (compose.bridge.yaml) say where it
+// listens and where the upstream is when the container has a network of its own.
+func cmdExec(ctx context.Context, args []string) error {
 	if len(args) != 1 {
 		return errors.New("usage: proxybench exec TARGET (compose.yaml runs one per service)")
 	}
 	s, err := newStack()
 	if err != nil {
+		return err
+	}
+	if err := s.UseNetwork(ctx, stack.NetworkFromEnv()); err != nil {
 		return err
 	}
 	return s.Exec(args[0])
