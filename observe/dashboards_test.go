@@ -381,3 +381,36 @@ func TestAllIsAllValue(t *testing.T) {
 		}
 	}
 }
+
+// The comparison takes several testids at once (a Docker stack's runs share one, and a user
+// sets it beside another): the variable is multi-value with All, and every query with a row or
+// series per target has one per testid too, so that no figure is summed across runs (the
+// heatmap, merged over everything, groups by neither).
+func TestComparisonTellsTestidsApart(t *testing.T) {
+	t.Parallel()
+	byTarget := regexp.MustCompile(`GROUP BY (time\([^)]*\), )?[^)]*"target"`)
+	for _, d := range loadDashboards(t) {
+		if d.File != "proxy-comparison.json" {
+			continue
+		}
+		for _, v := range d.Templating.List {
+			if v.Name == "testid" && (!v.Multi || !v.IncludeAll) {
+				t.Errorf("%s: variable testid: multi %v, includeAll %v; want both", d.File, v.Multi, v.IncludeAll)
+			}
+		}
+		n := 0
+		for _, p := range Flatten(d.Panels) {
+			for _, q := range p.Targets {
+				for _, g := range byTarget.FindAllString(q.Query, -1) {
+					n++
+					if !strings.Contains(g, `"testid", "target"`) {
+						t.Errorf("%s: panel %q query %s: %q groups by target, not by testid", d.File, p.Title, q.RefID, g)
+					}
+				}
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: no query groups by target", d.File)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -155,8 +156,76 @@ func TestDashboardsInGrafana(t *testing.T) {
 			t.Run(d.File, func(t *testing.T) { r.checkPanels(t, d) })
 		}
 	})
+	t.Run("several testids", func(t *testing.T) { r.checkSeveralTestids(t, dashboards) })
 	t.Run("reconcile", r.reconcile)
 	t.Run("browser", func(t *testing.T) { r.render(t, dashboards) })
+}
+
+// checkSeveralTestids: the comparison takes several testids (a Docker stack's runs share one,
+// and a user compares it with another), and All. Picked with a testid that has no points, or
+// as All (this InfluxDB holds the one run), every panel answers exactly what it answered for
+// the run's testid alone: the multi-value regex Grafana sends works in every query, and no row
+// is summed across testids.
+func (r *grafanaRun) checkSeveralTestids(t *testing.T, dashboards []Dashboard) {
+	for _, d := range dashboards {
+		if d.File != "proxy-comparison.json" {
+			continue
+		}
+		for _, v := range d.Templating.List {
+			if v.Name == "testid" && (!v.Multi || !v.IncludeAll) {
+				t.Errorf("%s: variable testid: multi %v, includeAll %v; want both (several testids side by side)", d.File, v.Multi, v.IncludeAll)
+			}
+		}
+		alone := r.variables(t, d)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		for name, testids := range map[string][]string{"two picked": {r.testid, "dashboards-no-such-run"}, "All": {allMarker + ".*"}} {
+			values := maps.Clone(alone)
+			values["testid"] = testids
+			for _, p := range Flatten(d.Panels) {
+				if len(p.Targets) == 0 {
+					continue
+				}
+				res, err := r.panelQuery(ctx, p, values)
+				if err != nil {
+					t.Errorf("%s: panel %q, testid %s: %v", d.File, p.Title, name, err)
+					continue
+				}
+				want := r.answers[d.File][p.ID]
+				for _, q := range p.Targets {
+					if got, w := frameNumbers(res[q.RefID]), frameNumbers(want[q.RefID]); !maps.EqualFunc(got, w, slices.Equal) {
+						t.Errorf("%s: panel %q query %s, testid %s: %v, the run's testid alone %v", d.File, p.Title, q.RefID, name, got, w)
+					}
+				}
+			}
+		}
+	}
+}
+
+// frameNumbers are a query's numbers by series (measurement and column, and its tags: Grafana
+// names a frame with them in no set order) and field name.
+func frameNumbers(qr QueryResult) map[string][]float64 {
+	out := map[string][]float64{}
+	for _, f := range qr.Frames {
+		name, _, _ := strings.Cut(f.Schema.Name, " {")
+		for i, fd := range f.Schema.Fields {
+			if fd.Type != "number" || i >= len(f.Data.Values) {
+				continue
+			}
+			var tags []string
+			for k, v := range fd.Labels {
+				tags = append(tags, k+"="+v)
+			}
+			slices.Sort(tags)
+			k := name + "{" + strings.Join(tags, ",") + "} " + fd.Name
+			for _, v := range f.Data.Values[i] {
+				if x, ok := v.(float64); ok {
+					out[k] = append(out[k], x)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // variables sets a dashboard's variables as a user would: the run's testid (which its query
@@ -732,9 +801,21 @@ func (r *grafanaRun) render(t *testing.T, dashboards []Dashboard) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	type view struct {
+		d          Dashboard
+		page, shot string
+	}
+	var views []view
 	for _, d := range dashboards {
 		page := r.grafana.URL() + "/d/" + d.UID + "?orgId=1&kiosk&from=now-30m&to=now&var-testid=" + r.testid
-		shot := filepath.Join(dir, strings.TrimSuffix(d.File, ".json")+".png")
+		views = append(views, view{d, page, filepath.Join(dir, strings.TrimSuffix(d.File, ".json")+".png")})
+		if d.File == "proxy-comparison.json" {
+			// every testid at once, as a user comparing a Docker stack's runs picks them
+			views = append(views, view{d, strings.Replace(page, "var-testid="+r.testid, "var-testid=$__all", 1), filepath.Join(dir, "proxy-comparison-all-testids.png")})
+		}
+	}
+	for _, v := range views {
+		d, page, shot := v.d, v.page, v.shot
 		height := 0
 		for _, p := range Flatten(d.Panels) {
 			height = max(height, p.GridPos.Y+p.GridPos.H)

@@ -142,8 +142,10 @@ func TestDashboardsShowSplitRunAsOne(t *testing.T) {
 				for _, target := range []string{"nginx", "caddy"} {
 					for _, interval := range []string{"1s", "10s"} {
 						where := fmt.Sprintf("%s: panel %q query %s, target %s, $__interval %s", d.file, p.Title, q.RefID, target, interval)
-						whole := flat(querySeries(t, addr, db, substitute(q.Query, vars("whole", target), from, to, interval)))
-						split := flat(querySeries(t, addr, db, substitute(q.Query, vars("split", target), from, to, interval)))
+						// the testid tag (grouped by where several testids may be picked) aside: the
+						// same figures under both
+						whole := flat(querySeries(t, addr, db, substitute(q.Query, vars("whole", target), from, to, interval)), "testid")
+						split := flat(querySeries(t, addr, db, substitute(q.Query, vars("split", target), from, to, interval)), "testid")
 						require.NotEmpty(t, whole, "%s: no data", where)
 						require.Equal(t, slices.Sorted(maps.Keys(whole)), slices.Sorted(maps.Keys(split)), where)
 						for k, w := range whole {
@@ -166,6 +168,35 @@ func TestDashboardsShowSplitRunAsOne(t *testing.T) {
 	assert.Greater(t, checked, 100)
 	assert.Positive(t, above, "the instances' latencies differ: some window's highest instance must be above the merged figure")
 	t.Logf("%d dashboard queries compared; %d per-window percentiles of the split run above the merged one", checked, above)
+
+	// Several testids picked at once (a Docker stack's runs and a native one, say): every query
+	// of the comparison that tells targets apart tells testids apart too, so each testid's rows
+	// and series are exactly the ones it has alone, none summed into another's.
+	for _, d := range loadDashboards(t) {
+		if d.file != "proxy-comparison.json" {
+			continue
+		}
+		multi := 0
+		for _, p := range d.panels() {
+			for _, q := range p.Targets {
+				if !groupsByTarget.MatchString(q.Query) || strings.Contains(q.Query, "proxybench_resources") {
+					continue // one without targets' rows (the heatmap), or not the output's points
+				}
+				where := fmt.Sprintf("%s: panel %q query %s", d.file, p.Title, q.RefID)
+				both := vars("whole", "nginx")
+				both["testid"] = []string{"whole", "split"}
+				got := flat(querySeries(t, addr, db, substitute(q.Query, both, from, to, "1s")))
+				want := flat(querySeries(t, addr, db, substitute(q.Query, vars("whole", "nginx"), from, to, "1s")))
+				maps.Copy(want, flat(querySeries(t, addr, db, substitute(q.Query, vars("split", "nginx"), from, to, "1s"))))
+				require.Equal(t, slices.Sorted(maps.Keys(want)), slices.Sorted(maps.Keys(got)), "%s: two testids picked: each one's series, as alone", where)
+				for k, w := range want {
+					assert.InEpsilon(t, w, got[k], 1e-9, "%s %s: two testids picked %v, alone %v", where, k, got[k], w)
+				}
+				multi++
+			}
+		}
+		assert.Greater(t, multi, 10, "proxy-comparison.json: queries checked with two testids picked")
+	}
 
 	// and the merged figures are the right ones, not only the same
 	slices.Sort(exact)
@@ -196,16 +227,21 @@ func TestDashboardsShowSplitRunAsOne(t *testing.T) {
 	assert.Equal(t, float64(len(exact)), total, "the heatmap's cells hold every successful request once")
 }
 
+// groupsByTarget: a query with a row or series per target.
+var groupsByTarget = regexp.MustCompile(`GROUP BY (time\([^)]*\), )?[^)]*"target"`)
+
 // histogramRelErr is the histogram's quantile error (0.2%).
 const histogramRelErr = 1.0 / (1 << 9)
 
-// flat lists a query's numbers by series, tags, time and column.
-func flat(series []influxSeries) map[string]float64 {
+// flat lists a query's numbers by series, tags (but those of drop), time and column.
+func flat(series []influxSeries, drop ...string) map[string]float64 {
 	out := map[string]float64{}
 	for _, s := range series {
 		keys := make([]string, 0, len(s.Tags))
 		for k, v := range s.Tags {
-			keys = append(keys, k+"="+v)
+			if !slices.Contains(drop, k) {
+				keys = append(keys, k+"="+v)
+			}
 		}
 		sort.Strings(keys)
 		for _, row := range s.Values {
