@@ -81,7 +81,9 @@ bin/proxybench: $(GO_SOURCES)
 bin/observe: $(OBSERVE_SOURCES)
 	$(GO) build -trimpath -o bin/observe ./observe/cmd/observe
 
-k6-build: bin/k6 # Build the custom k6 (k6 v2 + our extensions) into bin/k6
+k6-build: bin/k6 # Build the custom k6 (k6 v2 + our extensions) into bin/k6, and say how to run it as `k6`
+	@echo 'bin/k6 is k6 with our extensions; to run it as k6 (k6 run scenarios/sse.js), put it on PATH:'
+	@echo '  export PATH="$(CURDIR)/bin:$$PATH"'
 
 build: bin/k6 bin/upstream bin/proxybench # Build k6, the upstream and the stack controller
 
