@@ -31,7 +31,7 @@ export DURATION WARMUP CONNECTIONS STREAMS REQUESTS FRESH_CONNECTIONS SAMPLES UP
 export SOAK_INTERVAL
 # …and the runner's: a k6 run not ended after RUN_TIMEOUT is stopped as hung (0: never).
 export RUN_TIMEOUT
-# …and which client drives the reused h1c, h1 and h2 cells: native (our Go loop) or k6 (k6/http).
+# …and which client drives the reused and fresh h1c, h1 and h2 cells and equal load over h1c and h1: native (our Go loop) or k6 (k6/http).
 export CLIENT
 # …and bench's client calibration at its start, seconds per client (0: none; default 3)
 export CALIBRATE_SECONDS
@@ -59,7 +59,7 @@ help: # List every target with what it does
 	@echo "             up, bench: PIN=auto|client=0-3,proxy=4-5,upstream=6-7 (CPU sets; 3 CPUs or more)"
 	@echo "             scenario knobs: DURATION WARMUP CONNECTIONS STREAMS REQUESTS FRESH_CONNECTIONS SAMPLES UPLOAD_BYTES"
 	@echo "             bench: CALIBRATE_SECONDS=3 (k6 against wrk/h2load on direct at the start; 0: none)"
-	@echo "             k6, bench, soak: CLIENT=native|k6 (reused h1c/h1/h2: our native Go loop, default, or the k6/http scripts)"
+	@echo "             k6, bench, soak: CLIENT=native|k6 (reused and fresh h1c/h1/h2, equal-load h1c/h1: our native Go loop, default, or the k6/http scripts)"
 	@echo "             k6: SEGMENTS=N (one run split over N k6 instances, execution segments started together, merged into one result; not probes)"
 	@echo "             k6, bench: RUN_TIMEOUT=5m (a run not ended by then is stopped as hung; default 5m + DURATION + WARMUP)"
 	@echo "             OBSERVE=1 (up, k6, bench: InfluxDB too, and an installed Grafana; k6 runs stream into InfluxDB while it is up)"

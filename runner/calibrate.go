@@ -58,7 +58,6 @@ func (r *Runner) Calibrate(ctx context.Context, testid string, j Job, l PeerLoad
 	mode := "reused"
 	if l.Fresh {
 		mode = "fresh"
-		k6Clients = []string{ClientK6} // the native loop runs reused cells only
 	}
 	var clients []func() *Calibration
 	for _, client := range k6Clients {

@@ -10,9 +10,9 @@ import (
 // The clients a reused h1c, h1 or h2 cell can be measured with (CLIENT). Every other cell has
 // one script, on k6/http (or k6/x/proxybench/http3, k6/x/proxybench/sse, k6/websockets).
 const (
-	// ClientNative is our load loop in Go, k6/x/proxybench/load (scenarios/native/): per
-	// request it costs the client about what wrk and h2load cost, so the figures are the
-	// target's rather than the client's.
+	// ClientNative is our load loop in Go, k6/x/proxybench/load (scenarios/native/: the
+	// reused and fresh h1c, h1 and h2 cells and equal load): per request it costs the client
+	// about what wrk and h2load cost, so the figures are the target's rather than the client's.
 	ClientNative = "native"
 	// ClientK6 is k6/http from JavaScript (scenarios/reused-*.js): the portable path, for a
 	// stock k6 or k6 cloud, at several times the client's CPU per request.
@@ -31,9 +31,11 @@ func ParseClient(v string) (string, error) {
 }
 
 // Script is the file that runs scenario: scenarios/native/<scenario>.js when the client is
-// native and the scenario has one, else scenarios/<scenario>.js.
+// native and the scenario has one, else scenarios/<scenario>.js. A fresh run split over k6
+// instances (SEGMENTS) runs its k6/http script: the native fresh loop gives each VU a share of
+// REQUESTS, which an execution segment cannot split.
 func (r *Runner) Script(scenario string) (string, error) {
-	if r.Client != ClientK6 {
+	if r.Client != ClientK6 && (r.Segments <= 1 || ModeOf(scenario) != "fresh") {
 		native := filepath.Join(r.ScenariosDir, "native", scenario+".js")
 		if _, err := os.Stat(native); err == nil {
 			return native, nil

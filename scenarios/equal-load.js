@@ -13,38 +13,15 @@
 // A target that cannot keep up shows it as dropped iterations (no VU free to start a request
 // on time): that is a result — "could not sustain RATE req/s" — not an invalid run. A run whose
 // connections were not kept alive (more opened than VUs) is invalid, as in the reused cells.
-import { checkRoot, requestParams } from './lib/checks.js';
-import { client } from './lib/client.js';
-import { loadConfig } from './lib/config.js';
-import { equalLoadOptions, equalLoadPlan } from './lib/options.js';
-import { planOutput } from './lib/output.js';
-import { batchSender, setupRoot } from './lib/scenario.js';
-import { summarize } from './lib/summary.js';
+// make k6 and make bench run native/equal-load.js instead unless CLIENT=k6.
+import { equalLoadScenario } from './lib/equalload.js';
 
-const cfg = loadConfig({ scenario: 'equal-load' });
-const out = planOutput(cfg);
-const params = requestParams(cfg);
-const plan = equalLoadPlan(cfg);
-const http = client(cfg);
-// h2/h3: a batch of STREAMS requests per iteration, as in the reused cells
-const sendBatch = cfg.proto.mux ? batchSender(cfg, http) : null;
+const s = equalLoadScenario({ scenario: 'equal-load' });
 
-export const options = equalLoadOptions(cfg, plan);
-
-export function setup() {
-  return setupRoot(cfg, out);
-}
+export const options = s.options;
+export const setup = s.setup;
+export const handleSummary = s.handleSummary;
 
 export default function () {
-  if (sendBatch) {
-    sendBatch();
-  } else {
-    checkRoot(http.get(cfg.url, params), cfg);
-  }
-}
-
-export function handleSummary(data) {
-  // the connections are held to one per VU that k6 ran, as the reused cells' are
-  const vus = data.metrics.vus_max ? data.metrics.vus_max.values.max : plan.maxVUs;
-  return summarize(data, cfg, out, { vus, arrival: plan });
+  s.iteration();
 }

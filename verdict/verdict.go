@@ -73,7 +73,10 @@ type Counts struct {
 
 // Plan is what the script set out to do: the figures its totals are held to.
 type Plan struct {
-	ExpectedRequests   *float64 `json:"expected_requests,omitempty"`
+	ExpectedRequests *float64 `json:"expected_requests,omitempty"`
+	// ExpectedIterations, when set, is the iterations the plan runs if not one per request
+	// (the native fresh loop: one per VU, each sending its share).
+	ExpectedIterations *float64 `json:"expected_iterations,omitempty"`
 	ConnectionsPlanned *float64 `json:"connections_planned,omitempty"`
 	ConnectionsAllowed *float64 `json:"connections_allowed,omitempty"` // planned plus the reuse margin
 	Streams            float64  `json:"streams,omitempty"`             // per connection, h2 and h3
@@ -271,6 +274,9 @@ func requestsNotAllDone(r Run) string {
 
 func iterationsNotAllDone(r Run) string {
 	e := r.Plan.ExpectedRequests
+	if r.Plan.ExpectedIterations != nil {
+		e = r.Plan.ExpectedIterations
+	}
 	if e == nil || r.Counts.Iterations == *e {
 		return ""
 	}

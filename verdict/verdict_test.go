@@ -153,6 +153,21 @@ func TestJudge(t *testing.T) {
 		},
 		want: []string{"1999 requests completed, want 2000", "1999 iterations done, want 2000"},
 	}, {
+		name: "fresh on the native loop: one iteration per VU, all done",
+		run: func() Run {
+			r := freshH1c()
+			r.Counts.Iterations, r.Plan.ExpectedIterations = 32, f64(32)
+			return r
+		},
+	}, {
+		name: "fresh on the native loop: a VU's iteration not done",
+		run: func() Run {
+			r := freshH1c()
+			r.Counts.Iterations, r.Plan.ExpectedIterations = 31, f64(32)
+			return r
+		},
+		want: []string{"31 iterations done, want 32"},
+	}, {
 		name: "reused: connections not kept alive",
 		run: func() Run {
 			r := reusedH2()

@@ -370,7 +370,8 @@ func cmdK8s(ctx context.Context, args []string) error {
 	if dir == "" {
 		dir = filepath.Join(envPath("PROXYBENCH_RUN", filepath.Join(root, "run")), "k8s", f.testid, f.cellName())
 	}
-	r := &runner.Runner{ScenariosDir: filepath.Join(root, "scenarios"), Client: f.client}
+	// split over runners (execution segments), a fresh cell runs its k6/http script (runner.Script)
+	r := &runner.Runner{ScenariosDir: filepath.Join(root, "scenarios"), Client: f.client, Segments: f.parallelism}
 	scriptPath, err := r.Script(f.scenario)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"errors"
+	"math"
 	"net"
 	"sync"
 	"time"
@@ -25,6 +26,10 @@ type Client struct {
 	h2   *h2Conn
 
 	warned bool // the server's stream limit was said
+
+	times *dialTimes  // set by the fresh loop: the handshakes of the connection dialled last
+	sched schedule    // the open model's last schedule (open.go)
+	fresh *freshParts // the fresh loop's request and reader, made by its first call
 }
 
 // Result is what run() returns to the script: this call's totals.
@@ -46,7 +51,7 @@ func (c *Client) Run(until float64) (Result, error) {
 		return Result{}, errors.New("run: call it from a VU's iteration (default function), not the init context")
 	}
 	ctx := c.vu.Context()
-	deadline := time.UnixMilli(0).Add(time.Duration(until * float64(time.Millisecond)))
+	deadline := epochMs(until)
 	rec := newRecorder(ctx, state, c.custom, c.p, deadline)
 	stop := context.AfterFunc(ctx, c.abort)
 	defer stop()
@@ -63,9 +68,17 @@ func (c *Client) Run(until float64) (Result, error) {
 	return Result{Requests: rec.requests, Failed: rec.failed, Late: rec.late, Connections: rec.conns}, nil
 }
 
+// epochMs is the time v ms after the Unix epoch (as Date.now() counts), to the nanosecond: the
+// whole milliseconds are taken apart from the fraction, which a float64 of nanoseconds since
+// 1970 would round to 256 ns, enough to move a due time across a deadline.
+func epochMs(v float64) time.Time {
+	whole := math.Floor(v)
+	return time.UnixMilli(int64(whole)).Add(time.Duration((v - whole) * float64(time.Millisecond)))
+}
+
 // connect dials a new connection and makes it the one abort closes.
 func (c *Client) connect(ctx context.Context, state *lib.State, rec *recorder, under func(net.Conn) net.Conn) (net.Conn, error) {
-	conn, err := dial(ctx, state, c.p, under)
+	conn, err := dial(ctx, state, c.p, under, c.times)
 	if err != nil {
 		return nil, err
 	}

@@ -30,14 +30,25 @@ func errorCode(err error) int {
 // the protocol measured is never left to the server's choice.
 var alpn = map[string]string{"h1": "http/1.1", "h2": "h2"}
 
+// dialTimes are a connection's handshakes, as k6/http times them: http_req_connecting (TCP)
+// and http_req_tls_handshaking.
+type dialTimes struct {
+	connecting, tlsHandshaking time.Duration
+}
+
 // dial opens the connection of one loop with the VU's dialer (the hosts option, k6's byte
 // counters and blocked hostnames apply) and, over TLS, the VU's TLS configuration (its roots
 // verify the certificate, never skipped) and the ALPN of the protocol measured. under, when
-// set, wraps the TCP connection before TLS goes on it.
-func dial(ctx context.Context, state *lib.State, p *plan, under func(net.Conn) net.Conn) (net.Conn, error) {
+// set, wraps the TCP connection before TLS goes on it. times, when set, gets the handshakes'.
+func dial(ctx context.Context, state *lib.State, p *plan, under func(net.Conn) net.Conn, times *dialTimes) (net.Conn, error) {
+	start := time.Now()
 	conn, err := state.Dialer.DialContext(ctx, "tcp", p.addr)
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", p.addr, err)
+	}
+	connected := time.Now()
+	if times != nil {
+		times.connecting = connected.Sub(start)
 	}
 	if under != nil {
 		conn = under(conn)
@@ -57,6 +68,9 @@ func dial(ctx context.Context, state *lib.State, p *plan, under func(net.Conn) n
 	if err := tc.HandshakeContext(ctx); err != nil {
 		_ = conn.Close()
 		return nil, fmt.Errorf("TLS handshake with %s: %w", p.addr, err)
+	}
+	if times != nil {
+		times.tlsHandshaking = time.Since(connected)
 	}
 	got := tc.ConnectionState().NegotiatedProtocol
 	if p.Proto == "h2" && got != "h2" {

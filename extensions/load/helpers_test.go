@@ -87,15 +87,24 @@ type tally struct {
 	wrongProto               float64
 	protos                   map[string]bool
 	errorCodes               map[string]bool
+	// every metric's samples, their sum and their largest value, by name
+	samples   map[string]int
+	sums, max map[string]float64
 }
 
 func (e *testEnv) tally() tally {
-	t := tally{reqsByStatus: map[string]float64{}, bad: map[string]float64{}, protos: map[string]bool{}, errorCodes: map[string]bool{}}
+	t := tally{
+		reqsByStatus: map[string]float64{}, bad: map[string]float64{}, protos: map[string]bool{}, errorCodes: map[string]bool{},
+		samples: map[string]int{}, sums: map[string]float64{}, max: map[string]float64{},
+	}
 	for {
 		select {
 		case sc := <-e.samples:
 			for _, s := range sc.GetSamples() {
 				tags := s.Tags.Map()
+				t.samples[s.Metric.Name]++
+				t.sums[s.Metric.Name] += s.Value
+				t.max[s.Metric.Name] = max(t.max[s.Metric.Name], s.Value)
 				switch s.Metric.Name {
 				case "http_reqs":
 					t.reqsByStatus[tags["status"]] += s.Value
@@ -197,4 +206,9 @@ func serveH2(t testing.TB, h http.Handler, maxStreams uint32) (*httptest.Server,
 	t.Cleanup(srv.Close)
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	return srv, "https://" + testHost + ":" + port + "/"
+}
+
+// replaceURL puts url for URL in a JS options literal.
+func replaceURL(opts, url string) string {
+	return strings.ReplaceAll(opts, "URL", url)
 }

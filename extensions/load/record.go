@@ -29,6 +29,8 @@ const (
 type customMetrics struct {
 	newConnections, badResponses, wrongProto, lateRequests *metrics.Metric
 	bodyDiffersAt                                          *metrics.Metric // a Trend of byte offsets, not times
+	behindSchedule, startLag                               *metrics.Metric // the open model's (open.go)
+	connTTFB                                               *metrics.Metric // the fresh loop's (fresh.go)
 }
 
 func registerCustom(r *metrics.Registry) (customMetrics, error) {
@@ -37,14 +39,18 @@ func registerCustom(r *metrics.Registry) (customMetrics, error) {
 		name string
 		typ  metrics.MetricType
 		to   **metrics.Metric
+		vt   metrics.ValueType
 	}{
-		{"new_connections", metrics.Counter, &m.newConnections},
-		{"bad_responses", metrics.Counter, &m.badResponses},
-		{"wrong_proto", metrics.Counter, &m.wrongProto},
-		{"late_requests", metrics.Counter, &m.lateRequests},
-		{"body_differs_at", metrics.Trend, &m.bodyDiffersAt},
+		{"new_connections", metrics.Counter, &m.newConnections, metrics.Default},
+		{"bad_responses", metrics.Counter, &m.badResponses, metrics.Default},
+		{"wrong_proto", metrics.Counter, &m.wrongProto, metrics.Default},
+		{"late_requests", metrics.Counter, &m.lateRequests, metrics.Default},
+		{"body_differs_at", metrics.Trend, &m.bodyDiffersAt, metrics.Default},
+		{"behind_schedule", metrics.Counter, &m.behindSchedule, metrics.Default},
+		{"start_lag", metrics.Trend, &m.startLag, metrics.Time},
+		{"conn_ttfb", metrics.Trend, &m.connTTFB, metrics.Time},
 	} {
-		mt, err := r.NewMetric(c.name, c.typ)
+		mt, err := r.NewMetric(c.name, c.typ, c.vt)
 		if err != nil {
 			return m, err
 		}
@@ -56,12 +62,15 @@ func registerCustom(r *metrics.Registry) (customMetrics, error) {
 // outcome is one request, from its first byte sent to its last byte received.
 type outcome struct {
 	start, firstByte, end time.Time
-	status                int    // 0: no response
-	proto                 string // the response's protocol (HTTP/1.1, HTTP/2.0), "" without one
-	bytes                 int    // body bytes received
-	differs               bool   // a body byte differs from plan.expect's (within its length)
-	differsAt             int    // the offset of the first that does
-	err                   error  // why there was no (whole) response
+	status                int       // 0: no response
+	proto                 string    // the response's protocol (HTTP/1.1, HTTP/2.0), "" without one
+	bytes                 int       // body bytes received
+	differs               bool      // a body byte differs from plan.expect's (within its length)
+	differsAt             int       // the offset of the first that does
+	err                   error     // why there was no (whole) response
+	dial                  dialTimes // the handshakes of the connection it opened, if dialled
+	dialled               bool      // the request opened its connection: its handshakes are timed
+	dialStart             time.Time // when it began to (conn_ttfb runs from it to the first byte)
 }
 
 // tagsKey is what varies in a request's tags: a struct, so that finding them again allocates
@@ -202,6 +211,13 @@ func (r *recorder) done(o outcome) {
 		// k6/http times a request only when it has a response
 		r.sample(r.b.HTTPReqDuration, tags, o.end, metrics.D(o.end.Sub(o.start)))
 		r.sample(r.b.HTTPReqWaiting, tags, o.end, metrics.D(o.firstByte.Sub(o.start)))
+		if o.dialled {
+			r.sample(r.b.HTTPReqConnecting, tags, o.end, metrics.D(o.dial.connecting))
+			if r.p.tls {
+				r.sample(r.b.HTTPReqTLSHandshaking, tags, o.end, metrics.D(o.dial.tlsHandshaking))
+			}
+			r.sample(r.c.connTTFB, r.base, o.end, metrics.D(o.firstByte.Sub(o.dialStart)))
+		}
 	}
 	okStatus := o.status == 200
 	okSize := o.status != 0 && o.bytes == r.p.ExpectBytes
@@ -238,6 +254,15 @@ func (r *recorder) done(o outcome) {
 	if len(r.buf) >= flushSamples || o.end.Sub(r.lastFlush) >= flushEvery || late {
 		r.flush(o.end)
 	}
+}
+
+// behind records when a request of the open model left: late, its connection was still busy
+// when it was due; lag, how long after it was due it left.
+func (r *recorder) behind(late bool, lag time.Duration) {
+	if late {
+		r.count(r.c.behindSchedule, r.base, 1)
+	}
+	r.sample(r.c.startLag, r.base, time.Now(), metrics.D(lag))
 }
 
 func (r *recorder) bad(why string) {

@@ -50,6 +50,10 @@ export const streamChunkGap = new Trend('stream_chunk_gap', true);
 // measured iteration where the window matters: min is when measuring began, max when it ended.
 export const clockMs = new Gauge('clock_ms', true);
 
+// A fresh request's new connection to its first byte: TCP connect, TLS handshake (QUIC's for h3)
+// and time to first byte, what a new client waits for; the native loop times it from its dial.
+export const connTTFB = new Trend('conn_ttfb', true);
+
 // WebSocket: new WebSocket() → open event (TCP, TLS, upgrade), and one message's round trip.
 export const wsConnect = new Trend('ws_connect', true);
 export const wsEcho = new Trend('ws_echo', true);

@@ -171,6 +171,11 @@ function batchAll(o, cfg) {
   }
 }
 
+// BEHIND_SHARE is the share of the native open model's requests that may be due while their
+// connection is still busy (behind_schedule) before the target is said not to sustain the
+// rate: a few are the machine's stalls, more are a queue.
+export const BEHIND_SHARE = 0.01;
+
 // equalLoadPlan is the offered rate of an equal-load run (RATE req/s: the runner sets it from
 // the matrix's figures) and the VU pool it runs on.
 // h1/h1c: one VU per in-flight request. A VU is busy for as long as its request takes, so the
@@ -236,6 +241,7 @@ export function freshOptions(cfg) {
   o.thresholds[`iterations${sel(cfg)}`] = segmented() ? hook.counter : [`count==${cfg.requests}`];
   o.thresholds[`clock_ms${sel(cfg)}`] = hook.gauge;
   o.thresholds[`http_req_connecting${sel(cfg)}`] = hook.trend;
+  o.thresholds[`conn_ttfb${sel(cfg)}`] = hook.trend;
   if (cfg.proto.tls) {
     o.thresholds[`http_req_tls_handshaking${sel(cfg)}`] = hook.trend;
   }

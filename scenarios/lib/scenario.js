@@ -5,7 +5,7 @@
 import exec from 'k6/execution';
 import { checkRoot, probeTarget, requestParams, ROOT_BYTES } from './checks.js';
 import { loadConfig } from './config.js';
-import { clockMs, now } from './metrics.js';
+import { clockMs, connTTFB, now } from './metrics.js';
 import { freshOptions, reusedOptions } from './options.js';
 import { assertOutput, planOutput } from './output.js';
 import { summarize } from './summary.js';
@@ -17,6 +17,14 @@ export function setupRoot(cfg, out) {
   assertOutput(out);
   return { probed: probeTarget(cfg, { expectBytes: ROOT_BYTES }) };
 }
+
+// FRESH_EXTRA are the trends a fresh result gives beside its latency: the handshakes, and the
+// new connection to the first byte.
+export const FRESH_EXTRA = {
+  http_req_connecting: 'http_req_connecting',
+  http_req_tls_handshaking: 'http_req_tls_handshaking',
+  conn_ttfb: 'conn_ttfb',
+};
 
 // rootScenario: GET / once per iteration with client (k6/http or k6/x/proxybench/http3), every response
 // checked. mode 'reused' keeps each VU's connection; mode 'fresh' opens one per request and
@@ -31,19 +39,25 @@ export function rootScenario({ scenario, client }) {
     options: fresh ? freshOptions(cfg) : reusedOptions(cfg),
     setup: () => setupRoot(cfg, out),
     iteration() {
-      if (fresh) clockMs.add(now());
-      checkRoot(client.get(cfg.url, params), cfg);
-      if (fresh) clockMs.add(now());
-      else ended(1);
+      if (!fresh) {
+        checkRoot(client.get(cfg.url, params), cfg);
+        ended(1);
+        return;
+      }
+      clockMs.add(now());
+      const res = client.get(cfg.url, params);
+      checkRoot(res, cfg);
+      if (res.status) {
+        const t = res.timings;
+        connTTFB.add(t.connecting + t.tls_handshaking + t.sending + t.waiting);
+      }
+      clockMs.add(now());
     },
     handleSummary(data) {
       if (!fresh) return summarize(data, cfg, out);
       return summarize(data, cfg, out, {
         expected: cfg.requests,
-        extra: {
-          http_req_connecting: 'http_req_connecting',
-          http_req_tls_handshaking: 'http_req_tls_handshaking',
-        },
+        extra: FRESH_EXTRA,
       });
     },
   };

@@ -3,7 +3,7 @@
 // selected by {scenario:<name>} (warm-up and setup() are left out).
 import exec from 'k6/execution';
 import { ROOT_BYTES } from './checks.js';
-import { BAD_WHY, PROTO_TAGS, reuseAllowed, sel, totalsThresholds } from './options.js';
+import { BAD_WHY, BEHIND_SHARE, PROTO_TAGS, reuseAllowed, sel, totalsThresholds } from './options.js';
 import { outputPath } from './output.js';
 import { formatText } from './text.js';
 
@@ -79,6 +79,8 @@ function failedCheckNames(group, out = []) {
 //   latency, ttfb: trend names for latency_ms and ttfb_ms (default http_req_duration/_waiting)
 //   extra: { key: trend name } → extra[key] (selected on the measured scenario)
 //   expected: how many requests (or sessions) the run must complete, if fixed
+//   iterations: how many iterations it must run, when not one per expected request (the native
+//     fresh loop: one per VU)
 //   bodyBytes: the size of the body its checks compare byte for byte (default: /'s)
 //   noTimings: the responses have no k6/http timings, so no new_connections
 //   invalid(data, result): a probe's own rules broken, in words (counts.findings), or []
@@ -177,7 +179,19 @@ export function buildResult(data, cfg, spec = {}) {
   }
   if (spec.pacing) result.pacing = spec.pacing;
 
-  if (openModel) {
+  if (openModel && spec.arrival.native) {
+    // the native open model (lib/equalload.js): a queue shows as requests due on a busy
+    // connection, and the client's own lateness as start_lag
+    const behind = count(data, `behind_schedule${s}`);
+    result.behind_schedule = behind;
+    const lag = stats(data, `start_lag${s}`);
+    if (lag) result.extra.start_lag = lag;
+    if (behind > BEHIND_SHARE * requests) {
+      result.overload =
+        `could not sustain ${spec.arrival.rate} req/s: ${behind} of ${requests} requests were due ` +
+        'while their connection still carried the one before';
+    }
+  } else if (openModel) {
     const per = spec.arrival.perIteration;
     if (dropped > 0) {
       result.overload =
@@ -271,6 +285,7 @@ function countsOf(data, cfg, spec, result, { unit, opened }) {
 function planOf(cfg, spec, vus) {
   const p = {};
   if (spec.expected !== undefined) p.expected_requests = spec.expected;
+  if (spec.iterations !== undefined) p.expected_iterations = spec.iterations;
   if (vus !== undefined) {
     p.connections_planned = vus;
     p.connections_allowed = reuseAllowed(vus);
