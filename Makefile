@@ -54,7 +54,7 @@ help: # List every target with what it does
 	@echo "  Variables: SCENARIO=reused-h1|…|ws  TARGET/TARGETS=all|name,…  PROFILE=smoke|stable|stress"
 	@echo "             PROTO=h1|h1c|h2|h3 (probes)  TESTID=…  ARGS='extra k6 flags'  (also read from .env)"
 	@echo "             bench: PROTOS=h1,h1c,h2,h3  MODES=reused,fresh,probe  RUNS=N  DASHBOARD=1  RESTART=1"
-	@echo "             calibrate: TARGET=name (default nginx; direct always)  PROTOS=h1c,h1,h2  MODES=reused,fresh  ROUNDS=1  CLIENT=native|k6"
+	@echo "             calibrate: TARGET=name (default nginx; direct always)  PROTOS=h1c,h1,h2  MODES=reused,fresh,open  ROUNDS=1  CLIENT=native|k6"
 	@echo "             soak: TARGET=name (one, or direct)  MINUTES=10 (fractions allowed)  PROTO=h1c|h1|h2|h3  SOAK_INTERVAL=10s"
 	@echo "             up, bench: PIN=auto|client=0-3,proxy=4-5,upstream=6-7 (CPU sets; 3 CPUs or more)"
 	@echo "             scenario knobs: DURATION WARMUP CONNECTIONS STREAMS REQUESTS FRESH_CONNECTIONS SAMPLES UPLOAD_BYTES"
@@ -148,7 +148,7 @@ soak-check: bin/proxybench
 soak: soak-check build bin/observe # Stress one TARGET for MINUTES (default 10): RSS and open files of k6, the target and the upstream over time, failing on growth beyond the stated bounds
 	env $$(bin/observe env) bin/proxybench soak $(SOAK_FLAGS) -testid $(TESTID) -- $(ARGS)
 
-calibrate: build # The client's ceiling: our reused and fresh scenarios and native peers (wrk, h2load) on the same load against direct and TARGET (default nginx): req/s, client CPU-µs per request, k6 vs the peer
+calibrate: build # The client's ceiling: our reused and fresh scenarios (and MODES=open: the highest equal-load rate it holds against direct) and native peers (wrk, h2load) on the same load against direct and TARGET (default nginx): req/s, client CPU-µs per request, k6 vs the peer
 	runner/install-peers.sh
 	bin/proxybench calibrate -targets "$(if $(filter all,$(TARGET)),nginx,$(TARGET))" -protos "$(PROTOS)" -modes "$(MODES)" -rounds "$(or $(ROUNDS),1)" -testid $(TESTID) -- $(ARGS)
 

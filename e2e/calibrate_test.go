@@ -24,7 +24,19 @@ func TestCalibrate(t *testing.T) {
 	}
 	// read by its JSON names, as a user's script would
 	var raw struct {
-		Runs []map[string]any `json:"runs"`
+		Runs     []map[string]any `json:"runs"`
+		Ceilings []struct {
+			Proto       string  `json:"proto"`
+			UnloadedP99 float64 `json:"unloaded_p99_ms"`
+			Rate        float64 `json:"rate"`
+			Steps       []struct {
+				Rate float64 `json:"rate"`
+				P99  float64 `json:"p99_ms"`
+				Held bool    `json:"held"`
+				Why  string  `json:"why"`
+			} `json:"steps"`
+			Err string `json:"error"`
+		} `json:"ceilings"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
 		t.Fatal(err)
@@ -49,11 +61,31 @@ func TestCalibrate(t *testing.T) {
 	for _, want := range []string{
 		"k6-native reused h1c", "k6-http reused h1c", "wrk reused h1c", "h2load reused h1c",
 		"k6-native reused h2", "k6-http reused h2", "h2load reused h2",
-		"k6-http fresh h1c", "wrk fresh h1c", "k6-http fresh h2", "h2load fresh h2",
+		"k6-native fresh h1c", "k6-http fresh h1c", "wrk fresh h1c", "k6-native fresh h2", "k6-http fresh h2", "h2load fresh h2",
 	} {
 		if !seen[want] {
 			t.Errorf("calibrate.json has no %s run:\n%s", want, data)
 		}
+	}
+	// the open-model ladder (MODES=open, among all): h1c only of -protos, the highest rate held
+	// is one of its steps that held, and every step above it did not
+	if len(raw.Ceilings) != 1 || raw.Ceilings[0].Proto != "h1c" {
+		t.Fatalf("ceilings = %+v, want h1c's", raw.Ceilings)
+	}
+	c := raw.Ceilings[0]
+	if c.Err != "" || c.UnloadedP99 <= 0 || len(c.Steps) == 0 {
+		t.Errorf("h1c ceiling not measured: %+v", c)
+	}
+	for _, st := range c.Steps {
+		if st.P99 <= 0 || st.Held != (st.Why == "") || (st.Held && st.Rate > c.Rate) || (!st.Held && st.Rate <= c.Rate) {
+			t.Errorf("ceiling %v req/s, step %+v does not agree", c.Rate, st)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(h.run, "ceiling.json")); err != nil {
+		t.Errorf("the ceiling is not kept for the bench: %v", err)
+	}
+	if !strings.Contains(out, "open-model ceiling against direct") {
+		t.Errorf("calibrate does not print the ceiling:\n%s", out)
 	}
 	if !strings.Contains(out, "vs peer") || !strings.Contains(out, "h3: no native peer") {
 		t.Errorf("calibrate's table is not printed:\n%s", out)

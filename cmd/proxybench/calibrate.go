@@ -21,8 +21,15 @@ import (
 // and calibrateModes the connection patterns.
 var (
 	calibrateProtos = []string{"h1c", "h1", "h2"}
-	calibrateModes  = []string{"reused", "fresh"}
+	calibrateModes  = []string{"reused", "fresh", "open"}
+	// ceilingProtos are those the native open model runs (equal load's h2 and h3 run k6's
+	// batches).
+	ceilingProtos = []string{"h1c", "h1"}
 )
+
+// ceilingFile is where `make calibrate` keeps the client's open-model ceilings for the bench's
+// equal-load pass, beside the stack's other state.
+const ceilingFile = "ceiling.json"
 
 type calibrateFlags struct {
 	*runFlags
@@ -37,7 +44,7 @@ type calibrateFlags struct {
 func parseCalibrateFlags(args []string) (*calibrateFlags, error) {
 	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
 	protos := fs.String("protos", envOr("PROTOS", "all"), "protocols: all or a comma-separated list of "+strings.Join(calibrateProtos, ", ")+" (h3 has no native peer here)")
-	modes := fs.String("modes", envOr("MODES", "all"), "connection patterns: all or a comma-separated list of "+strings.Join(calibrateModes, ", "))
+	modes := fs.String("modes", envOr("MODES", "all"), "connection patterns: all or a comma-separated list of "+strings.Join(calibrateModes, ", ")+" (open: the highest equal-load rate the client holds against direct)")
 	seconds := fs.Int("seconds", 10, "how long each client runs, in seconds (fresh: wrk's runs)")
 	requests := fs.Int("requests", 10000, "fresh: requests, each on a new connection (k6's REQUESTS, h2load's -n)")
 	conns := fs.Int("connections", 32, "connections, the same for every client")
@@ -100,6 +107,9 @@ func cmdCalibrate(ctx context.Context, args []string) (err error) {
 	var rows []*runner.Calibration
 	for round := 1; round <= f.rounds; round++ {
 		for _, mode := range f.modes {
+			if mode == "open" {
+				continue // one ladder, after the rounds
+			}
 			for _, proto := range f.protos {
 				for _, t := range names {
 					if sv.missing[t] != "" || !slices.Contains(sv.protocols[t], proto) {
@@ -113,12 +123,26 @@ func cmdCalibrate(ctx context.Context, args []string) (err error) {
 			}
 		}
 	}
+	var ceilings []*runner.Ceiling
+	if slices.Contains(f.modes, "open") {
+		for _, proto := range f.protos {
+			if slices.Contains(ceilingProtos, proto) && ctx.Err() == nil {
+				ceilings = append(ceilings, r.OpenCeiling(ctx, f.testid+"-ceiling", stack.Direct, proto, st.Targets[stack.Direct].PID, ceilingSeconds, f.connections))
+			}
+		}
+	}
 	runner.SetVsPeer(rows)
 	printCalibration(os.Stdout, rows, f)
+	if len(ceilings) > 0 {
+		printCeilings(os.Stdout, ceilings)
+		if err := stack.WriteJSON(filepath.Join(s.RunDir, ceilingFile), ceilings); err != nil {
+			return err
+		}
+	}
 	path := filepath.Join(h.dir, "calibrate.json")
 	if err := stack.WriteJSON(path, map[string]any{
 		"testid": f.testid, "seconds": f.seconds, "connections": f.connections,
-		"streams": f.streams, "rounds": f.rounds, "runs": rows,
+		"streams": f.streams, "rounds": f.rounds, "runs": rows, "ceilings": ceilings,
 	}); err != nil {
 		return err
 	}
@@ -132,10 +156,41 @@ func cmdCalibrate(ctx context.Context, args []string) (err error) {
 			failed = append(failed, fmt.Sprintf("%s %s %s: %s", c.Client, c.Proto, c.Target, c.Err))
 		}
 	}
+	for _, c := range ceilings {
+		if c.Err != "" {
+			failed = append(failed, fmt.Sprintf("open-model ceiling %s: %s", c.Proto, c.Err))
+		}
+	}
 	if len(failed) > 0 {
 		return fmt.Errorf("%d client run(s) measured nothing:\n  %s", len(failed), strings.Join(failed, "\n  "))
 	}
 	return nil
+}
+
+// ceilingSeconds is how long each rate of the open-model ladder runs: short, as it climbs
+// through several.
+const ceilingSeconds = 3
+
+// printCeilings prints the open-model ladder: the rates tried and the highest held.
+func printCeilings(w io.Writer, cs []*runner.Ceiling) {
+	fmt.Fprintf(w, "\n== the client's open-model ceiling against direct (native loop, %d s per rate; held: valid, on schedule, p99 within %d× the unloaded p99)\n",
+		ceilingSeconds, runner.CeilingP99Factor)
+	for _, c := range cs {
+		if c.Err != "" {
+			fmt.Fprintf(w, "%5s  %s\n", c.Proto, c.Err)
+			continue
+		}
+		var steps []string
+		for _, st := range c.Steps {
+			mark := "held"
+			if !st.Held {
+				mark = "not held: " + st.Why
+			}
+			steps = append(steps, fmt.Sprintf("%d req/s p99 %.3f ms %s", st.Rate, st.P99, mark))
+		}
+		fmt.Fprintf(w, "%5s  unloaded p99 %.3f ms; ceiling %d req/s\n       %s\n", c.Proto, c.UnloadedP99, c.Rate, strings.Join(steps, "\n       "))
+	}
+	fmt.Fprintf(w, "make bench runs equal load at the lower of half the slowest target's reused req/s and this ceiling (kept in run/%s).\n", ceilingFile)
 }
 
 // calibrationLoad is the load every client of a calibration gets against target t over proto:

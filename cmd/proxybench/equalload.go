@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 
@@ -37,10 +39,29 @@ func (b *bench) equalLoadJobs(f *benchFlags, names []string, rates map[string]in
 	return jobs
 }
 
+// readCeilings are the client's open-model ceilings by protocol that `make calibrate` kept in
+// run/ceiling.json; none when it has not run on this machine.
+func readCeilings(runDir string) map[string]int {
+	var cs []runner.Ceiling
+	data, err := os.ReadFile(filepath.Join(runDir, ceilingFile))
+	if err != nil || json.Unmarshal(data, &cs) != nil {
+		return nil
+	}
+	out := map[string]int{}
+	for _, c := range cs {
+		if c.Err == "" && c.Rate > 0 {
+			out[c.Proto] = c.Rate
+		}
+	}
+	return out
+}
+
 // equalLoad is the open-model pass: per protocol, every target at EqualLoadFraction of the
-// slowest valid target's median reused req/s.
+// slowest valid target's median reused req/s, or at the client's ceiling (make calibrate) if
+// that is lower: a rate the client cannot hold measures the client.
 func (b *bench) equalLoad(ctx context.Context, f *benchFlags, names []string) {
 	rates := map[string]int{} // by protocol
+	ceilings := readCeilings(b.stack.RunDir)
 	for _, p := range runner.EqualLoad.Protos {
 		if !slices.Contains(f.protos, p) {
 			continue
@@ -56,6 +77,12 @@ func (b *bench) equalLoad(ctx context.Context, f *benchFlags, names []string) {
 			continue
 		}
 		rates[p] = max(1, int(slowest*runner.EqualLoadFraction))
+		if ceil, ok := ceilings[p]; ok && ceil < rates[p] {
+			fmt.Fprintf(os.Stderr, "\nequal-load %s: %d req/s for every target: the client's ceiling (make calibrate, run/%s), below %.0f%% of %s's median %.0f req/s, the slowest valid\n",
+				p, ceil, ceilingFile, runner.EqualLoadFraction*100, who, slowest)
+			rates[p] = ceil
+			continue
+		}
 		fmt.Fprintf(os.Stderr, "\nequal-load %s: %d req/s for every target (%.0f%% of %s's median %.0f req/s, the slowest valid)\n",
 			p, rates[p], runner.EqualLoadFraction*100, who, slowest)
 	}
