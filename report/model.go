@@ -137,11 +137,14 @@ type EqualLoadCell struct {
 	Dropped  float64 `json:"dropped"` // dropped iterations: the target could not keep up
 	// Overload says the target could not sustain the rate (dropped iterations): a result of
 	// the cell, shown as such, not a reason it is invalid.
-	Overload string   `json:"overload,omitempty"`
-	Run      int      `json:"run,omitempty"` // 1, 2, … when the pass ran more than once
-	Valid    bool     `json:"valid"`
-	Invalid  []string `json:"invalid"`
-	File     string   `json:"file,omitempty"`
+	Overload string `json:"overload,omitempty"`
+	// ClientBound says direct, the upstream alone, could not sustain the rate either: the
+	// client could not hold it, and no target's overload at it counts against the target.
+	ClientBound bool     `json:"client_bound,omitempty"`
+	Run         int      `json:"run,omitempty"` // 1, 2, … when the pass ran more than once
+	Valid       bool     `json:"valid"`
+	Invalid     []string `json:"invalid"`
+	File        string   `json:"file,omitempty"`
 }
 
 // New starts a Bench; the runner then Adds every run, and Finishes it once the matrix is done.
@@ -316,7 +319,26 @@ func (b *Bench) Finish() {
 			e.Overload = fmt.Sprintf("could not sustain %.0f req/s: %.0f iterations dropped", e.RateRPS, e.Dropped)
 		}
 	}
+	markClientBound(b.EqualLoad)
 	b.sort()
+}
+
+// markClientBound marks every equal-load cell of a protocol and run in which direct could not
+// sustain the rate: what direct cannot do at it, the client could not.
+func markClientBound(cells []EqualLoadCell) {
+	type pass struct {
+		proto string
+		run   int
+	}
+	bound := map[pass]bool{}
+	for _, e := range cells {
+		if e.Target == "direct" && e.Valid && e.Overload != "" {
+			bound[pass{e.Proto, max(e.Run, 1)}] = true
+		}
+	}
+	for i := range cells {
+		cells[i].ClientBound = bound[pass{cells[i].Proto, max(cells[i].Run, 1)}]
+	}
 }
 
 func finishCell(c *Cell) {

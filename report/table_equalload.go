@@ -18,11 +18,16 @@ func equalLoadLines(b *Bench) []string {
 		p99 := map[string][]float64{}
 		rate := 0.0
 		var overload []string
+		clientBound := false
 		for _, e := range b.EqualLoad {
 			if e.Proto != p || !e.Valid {
 				continue
 			}
 			rate = e.RateRPS
+			if e.ClientBound {
+				clientBound = true
+				continue // not the targets': the client could not hold the rate
+			}
 			if e.Overload != "" {
 				if !slices.Contains(overload, e.Target) {
 					overload = append(overload, e.Target)
@@ -30,6 +35,10 @@ func equalLoadLines(b *Bench) []string {
 				continue
 			}
 			p99[e.Target] = append(p99[e.Target], e.P99)
+		}
+		if clientBound && len(p99) == 0 && len(overload) == 0 {
+			out = append(out, fmt.Sprintf("p99 at equal load, %s at %s req/s: the client could not hold this rate (direct could not sustain it), so no target is ranked", protoName(p), fmtInt(rate)))
+			continue
 		}
 		if len(p99) == 0 && len(overload) == 0 {
 			continue
@@ -56,7 +65,8 @@ func equalLoadTable(b *Bench) table {
 	t := table{
 		ID: "equal-load", Title: "Equal-load latency",
 		Intro: "Open model: every target gets the same constant arrival rate (HTTP/2 and HTTP/3 multiplexed over the reused cells' connections), so latencies compare at the same offered load. " +
-			"A target with dropped iterations could not keep up: its row says so, and its latencies are those of a target behind its load.",
+			"A target with dropped iterations could not keep up: its row says so, and its latencies are those of a target behind its load. " +
+			"Where direct, the upstream alone, could not sustain the rate either, the client could not hold it: that pass ranks no target.",
 		Head:  []string{"protocol", "target", "run", "rate req/s", "requests", "p50 ms", "p99 ms", "p99.9 ms", "dropped", "valid"},
 		Empty: "No equal-load pass in this bench.",
 	}
@@ -79,6 +89,8 @@ func equalLoadTable(b *Bench) table {
 		switch {
 		case !e.Valid:
 			v, class = "NO", classInvalid
+		case e.ClientBound:
+			v, class = "not judged: the client could not hold this rate", classBound
 		case e.Overload != "":
 			v, class = "yes: could not sustain "+fmtInt(e.RateRPS)+" req/s", classBound
 		}

@@ -1,0 +1,65 @@
+package report
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestEqualLoadClientBound: where direct could not sustain the rate, the pass ranks no target
+// and no target's overload counts against it; where direct could, a target's overload is its own.
+func TestEqualLoadClientBound(t *testing.T) {
+	cell := func(target, proto string, overload bool) EqualLoadCell {
+		e := EqualLoadCell{Target: target, Proto: proto, RateRPS: 5000, Requests: 50000, P50: 1, P99: 3, Valid: true, Run: 1}
+		if overload {
+			e.Overload = "could not sustain 5000 req/s"
+		}
+		return e
+	}
+	tests := []struct {
+		name       string
+		cells      []EqualLoadCell
+		wantBound  map[string]bool // by target
+		wantLine   string
+		wantInRows string
+	}{
+		{
+			name:       "direct held the rate",
+			cells:      []EqualLoadCell{cell("direct", "h1c", false), cell("nginx", "h1c", true)},
+			wantBound:  map[string]bool{"direct": false, "nginx": false},
+			wantLine:   "nginx could not sustain it",
+			wantInRows: "yes: could not sustain 5,000 req/s",
+		},
+		{
+			name:       "direct could not",
+			cells:      []EqualLoadCell{cell("direct", "h1c", true), cell("nginx", "h1c", true), cell("caddy", "h1c", false)},
+			wantBound:  map[string]bool{"direct": true, "nginx": true, "caddy": true},
+			wantLine:   "the client could not hold this rate (direct could not sustain it), so no target is ranked",
+			wantInRows: "not judged: the client could not hold this rate",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := New("t", "smoke", nil)
+			for _, e := range tt.cells {
+				b.AddEqualLoad(e)
+			}
+			b.Finish()
+			for _, e := range b.EqualLoad {
+				if e.ClientBound != tt.wantBound[e.Target] {
+					t.Errorf("%s: ClientBound = %v, want %v", e.Target, e.ClientBound, tt.wantBound[e.Target])
+				}
+			}
+			lines := strings.Join(equalLoadLines(b), "\n")
+			if !strings.Contains(lines, tt.wantLine) {
+				t.Errorf("headline %q lacks %q", lines, tt.wantLine)
+			}
+			var rows []string
+			for _, r := range equalLoadTable(b).Rows {
+				rows = append(rows, strings.Join(r.Cells, " | "))
+			}
+			if all := strings.Join(rows, "\n"); !strings.Contains(all, tt.wantInRows) {
+				t.Errorf("rows\n%s\nlack %q", all, tt.wantInRows)
+			}
+		})
+	}
+}
