@@ -49,7 +49,7 @@ func TestRealRunResults(t *testing.T) {
 		"| HTTP/2 TLS | nginx | 4,462 | n=1 | 1/1 | 90% | 74.80 | 313 | — | — | — | yes |",
 		"| HTTP/2 TLS | direct | 4,934 | n=1 | 1/1 | baseline |",
 		// fresh-h2: 200 requests, connect and TLS handshake from k6's extra trends.
-		"| HTTP/2 TLS | nginx | 973 | n=1 | 1/1 | 158% | 12.27 | 38.56 | 2.49 | 11.45 | — | — | — | yes |",
+		"| HTTP/2 TLS | nginx | — | — | — | 973 | n=1 | 1/1 | 158% | 12.27 | 38.56 | 2.49 | 11.45 | — | — | — | yes |",
 		// sse first event (sse_first_event p50) and ws connect/echo.
 		"| nginx | 5 / 0 | 0.45 | 150 |",
 		"| nginx | 5 / 0 | 1.87 | 0.28 |",

@@ -55,10 +55,10 @@ func TestMarkdownRows(t *testing.T) {
 		"| HTTP/3 QUIC | nginx | — | — | — | — | — | — | — | — | — | no h3 |",
 		"Compare HTTP/3 with HTTP/3 only",
 		// Fresh, one run: n=1; 2500/3000 = 83%.
-		"| HTTP/1.1 TLS | nginx | 2,500 | n=1 | 1/1 | 83% | 4.00 | 12.00 | 0.50 | 2.25 | 70% | — | — | yes |",
-		"| HTTP/2 TLS | envoy | — | — | 0/1 | — | — | — | — | — | — | — | — | NO |",
+		"| HTTP/1.1 TLS | nginx | 600 | 3.00 | 9.50 | 2,500 | n=1 | 1/1 | 83% | 4.00 | 12.00 | 0.50 | 2.25 | 70% | — | — | yes |",
+		"| HTTP/2 TLS | envoy | — | — | — | — | — | 0/1 | — | — | — | — | — | — | — | — | NO |",
 		// k6 used 2.0 s of CPU for caddy's 0.8: its rate is more the client's than caddy's
-		"| HTTP/1.1 TLS | caddy | 1,500 | n=1 | 1/1 | 50% | 4.00 | 12.00 | 0.50 | 2.25 | 70% | — | — | yes, client-heavy (k6 used 2.5× the target's CPU) |",
+		"| HTTP/1.1 TLS | caddy | 400 | 3.00 | 9.50 | 1,500 † | n=1 | 1/1 | 50% | 4.00 | 12.00 | 0.50 | 2.25 | 70% | — | — | yes, client-heavy (k6 used 2.5× the target's CPU) |",
 		// Probes: /json and /upload whole request 1.25, /stream first chunk 0.75, /sse first event 0.50.
 		"| target | /json h1 | /json h2 | /upload h1 | /upload h2 | /stream h1 | /stream h2 | /sse h1 | /sse h2 |",
 		"| nginx | 1.25 | 1.25 | 1.25 | 1.25 | 0.75 | 0.75 | 0.50 | 0.50 |",

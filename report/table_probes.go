@@ -10,16 +10,7 @@ import (
 
 // extraMedian is the median over the valid runs of an extra trend's p50, "—" without one.
 func extraMedian(c *Cell, key string) string {
-	var xs []float64
-	for _, r := range c.Runs {
-		if s, ok := r.Extra[key]; ok && r.Valid {
-			xs = append(xs, s.P50)
-		}
-	}
-	if len(xs) == 0 {
-		return "—"
-	}
-	return ms(runner.Summarize(xs).Median)
+	return extraQuantile(c, key, false)
 }
 
 // probeFigure is what a probe table shows for a run: the whole request for /json and /upload,

@@ -87,10 +87,16 @@ func clientTable(b *Bench) table {
 // costLines are the headline's first lines: per reused protocol, the targets by their own CPU
 // per request (valid cells with resources), cheapest first.
 func costLines(b *Bench) []string {
+	return append(costLinesOf(b, "reused"), costLinesOf(b, "fresh")...)
+}
+
+// costLinesOf are costLines for the cells of one mode: per request (reused) or per new
+// connection (fresh), where the fresh line adds the p50 from a new connection to the first byte.
+func costLinesOf(b *Bench, mode string) []string {
 	var out []string
 	for _, p := range protoOrder {
 		cells := b.cellsOf(func(c *Cell) bool {
-			return c.Mode == "reused" && c.Proto == p && c.Valid && c.Resources != nil && c.Resources.TargetCPUPerReqMicros > 0
+			return c.Mode == mode && c.Proto == p && c.Valid && c.Resources != nil && c.Resources.TargetCPUPerReqMicros > 0
 		})
 		if len(cells) == 0 {
 			continue
@@ -101,6 +107,13 @@ func costLines(b *Bench) []string {
 		parts := make([]string, len(cells))
 		for i, c := range cells {
 			parts[i] = fmt.Sprintf("%s %.0f µs", c.Target, c.Resources.TargetCPUPerReqMicros)
+			if ttfb := extraQuantile(c, "conn_ttfb", false); mode == "fresh" && ttfb != "—" {
+				parts[i] += " (first byte " + ttfb + " ms)"
+			}
+		}
+		if mode == "fresh" {
+			out = append(out, fmt.Sprintf("Target CPU per new connection, fresh %s: %s", protoName(p), strings.Join(parts, "; ")))
+			continue
 		}
 		out = append(out, fmt.Sprintf("Target CPU per request, reused %s: %s", protoName(p), strings.Join(parts, "; ")))
 	}

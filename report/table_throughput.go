@@ -30,10 +30,13 @@ func throughputTable(b *Bench, mode string) table {
 		t.Intro = "Steady state over keep-alive connections (HTTP/2 and HTTP/3: several streams per connection); warm-up excluded. " +
 			"req/s is the median over the valid runs, CV the coefficient of variation between them, vs direct the fraction of the bare upstream's req/s (the client's ceiling on this machine) for the same protocol."
 	} else {
-		t.Title = "Fresh-connection throughput"
+		t.Title = "Fresh-connection cost and throughput"
 		t.Intro = "One request per brand-new connection (full TCP/TLS or QUIC handshake), verified: connections opened = requests. " +
-			"Mostly handshake and accept-loop cost."
+			"Led by what the client cannot distort: the target's CPU per new connection (its handshake, accept and answer) and the time from a new connection to the first byte of its answer (TCP connect, TLS handshake, time to first byte). " +
+			"req/s follows: on a machine the client shares with the target it is partly the client's."
+		t.Head = append([]string{"protocol", "target", "target CPU µs/conn", "conn→first byte p50 ms", "conn→first byte p99 ms"}, t.Head[2:]...)
 		t.Head = append(t.Head, "connect p50 ms", "TLS p50 ms")
+		t.Notes = append(t.Notes, "† on req/s: the client used more CPU than the target during the run, so the rate is more the client's than the target's.")
 	}
 	t.Head = append(t.Head, "client CPU share", "upstream conns /1k req", "upstream answered", "valid")
 	t.Empty = "No " + mode + "-connection cells in this bench."
@@ -62,8 +65,15 @@ func throughputTable(b *Bench, mode string) table {
 			class = classBound
 		}
 		r := []string{protoName(c.Proto), c.Target}
+		if mode == "fresh" {
+			r = append(r, targetCPUText(c), extraQuantile(c, "conn_ttfb", false), extraQuantile(c, "conn_ttfb", true))
+		}
 		if c.Valid && c.RPS.N > 0 {
-			r = append(r, fmtInt(c.RPS.Median), cvText(c.RPS), runsText(c), vsText(c), ms(c.P50.Median), ms(c.P99.Median))
+			rps := fmtInt(c.RPS.Median)
+			if r := c.Resources; mode == "fresh" && r != nil && r.TargetCPUSeconds > 0 && r.ClientCPUSeconds > r.TargetCPUSeconds {
+				rps += " †"
+			}
+			r = append(r, rps, cvText(c.RPS), runsText(c), vsText(c), ms(c.P50.Median), ms(c.P99.Median))
 		} else {
 			r = append(r, "—", "—", runsText(c), "—", "—", "—")
 		}
@@ -92,6 +102,30 @@ func throughputTable(b *Bench, mode string) table {
 		t.Notes = append(t.Notes, "Compare HTTP/3 with HTTP/3 only: a different client stack (k6/x/proxybench/http3 over quic-go) drives it.")
 	}
 	return t
+}
+
+// targetCPUText is a valid cell's target CPU per request (for a fresh cell, per new
+// connection), or —.
+func targetCPUText(c *Cell) string {
+	if !c.Valid || c.Resources == nil || c.Resources.TargetCPUPerReqMicros <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f", c.Resources.TargetCPUPerReqMicros)
+}
+
+// extraQuantile is the median over a cell's valid runs of an extra trend's p50 (p99 when
+// tail), or —.
+func extraQuantile(c *Cell, key string, tail bool) string {
+	var xs []float64
+	for _, r := range c.Runs {
+		if s, ok := r.Extra[key]; ok && r.Valid {
+			xs = append(xs, map[bool]float64{false: s.P50, true: s.P99}[tail])
+		}
+	}
+	if len(xs) == 0 {
+		return "—"
+	}
+	return ms(runner.Summarize(xs).Median)
 }
 
 func runsText(c *Cell) string {

@@ -71,6 +71,8 @@ type Result struct {
 	// OutsideLoad is the machine's CPU that other processes than the run's used while it went
 	// on, written by the runner when it sampled the run (nil: not measured).
 	OutsideLoad *OutsideLoad `json:"outside_load,omitempty"`
+	// Cost is the CPU each request cost, written by the runner when it sampled the run.
+	Cost *Cost `json:"cost,omitempty"`
 	// Faults are what the runner saw go wrong during the run that k6 could not (MarkInvalid).
 	Faults  []string `json:"faults,omitempty"`
 	Valid   bool     `json:"valid"`
@@ -86,6 +88,13 @@ type Result struct {
 	Err string `json:"-"`
 	// TimedOut: k6 was stopped by the runner's Timeout, so the target may hang (Err says so).
 	TimedOut bool `json:"-"`
+}
+
+// Cost is what one request of a sampled run cost the target's processes and the client, in CPU
+// µs: for a fresh run, what a new connection costs (its handshake, accept and answer).
+type Cost struct {
+	TargetCPUMicros float64 `json:"target_cpu_us_per_req"`
+	ClientCPUMicros float64 `json:"client_cpu_us_per_req"`
 }
 
 // OutsideLoad is the share of the machine's CPU time (wall × CPUs) that processes other than

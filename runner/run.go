@@ -257,6 +257,12 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 		if sampler != nil {
 			sampled.PerRequest(n)
 			res = &sampled
+			if n > 0 && sampled.TargetCPUPerReqMicros > 0 {
+				watched.cost = &Cost{
+					TargetCPUMicros: round(sampled.TargetCPUPerReqMicros, 1),
+					ClientCPUMicros: round(sampled.ClientCPUSeconds/n*1e6, 1),
+				}
+			}
 		}
 	}
 	if res := r.stopped(ctx, runCtx, testid, j, ""); res != nil {
@@ -342,6 +348,9 @@ func (r *Runner) annotate(got *Result, j Job, summary string, w *watch, all *flo
 	if got.OutsideLoad != nil {
 		add["outside_load"] = got.OutsideLoad
 	}
+	if got.Cost != nil {
+		add["cost"] = got.Cost
+	}
 	got.Judge()
 	add["valid"], add["invalid"] = got.Valid, nonNil(got.Invalid)
 	if err := addToFile(summary, add); err != nil {
@@ -356,6 +365,7 @@ type watch struct {
 	upstream func(requests float64, route string) upstreamSeen
 	offered  *float64
 	outside  *OutsideLoad // set once the run's sampler stopped
+	cost     *Cost        // set once the requests are counted
 }
 
 // record sets on res what the watch saw of its run, all being every request k6 sent (nil: not
@@ -371,6 +381,7 @@ func (w *watch) record(res *Result, all *float64) {
 	}
 	res.OfferedStreams = w.offered
 	res.OutsideLoad = w.outside
+	res.Cost = w.cost
 }
 
 // watchRun starts the watch of one run of j: the target's offered streams are read first, so

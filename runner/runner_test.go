@@ -95,6 +95,7 @@ func TestPrintTable(t *testing.T) {
 			Schema: 1, Target: "direct", Requests: 2000, RPS: &rps, NewConnections: &n, Latency: Stats{P50: 1.5, P95: 3, P99: 150},
 			ProtosSeen: map[string]float64{"HTTP/2.0": 2000}, Valid: true,
 			UpstreamConns: &UpstreamConns{Opened: 2001, Requests: 2001, Per1k: 1000},
+			Cost:          &Cost{TargetCPUMicros: 412.4, ClientCPUMicros: 180},
 		},
 		{
 			Schema: 1, Target: "nginx", Requests: 1990, ProtosSeen: map[string]float64{"HTTP/2.0": 1980, "HTTP/1.1": 10},
@@ -107,6 +108,8 @@ func TestPrintTable(t *testing.T) {
 	out := buf.String()
 	for _, want := range []string{
 		"== fresh-h2", "new conns", "upstream conns/1k req", "1000.0", "4000", "1.50", "150", "HTTP/2.0",
+		// what the target's new connections cost it leads, after the target and protocol
+		"target  proto  target CPU µs/conn  reqs",
 		"HTTP/1.1×10 HTTP/2.0×1980", "invalid: nginx : 10 responses over HTTP/1.1",
 		"ERROR", "caddy: k6 run fresh-h2 (target caddy): exit status 107",
 	} {
@@ -116,6 +119,9 @@ func TestPrintTable(t *testing.T) {
 	}
 	if strings.Count(out, " yes") != 1 || strings.Count(out, " NO") != 1 {
 		t.Errorf("want one valid and one invalid row:\n%s", out)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "direct 412 2000 4000") {
+		t.Errorf("direct's row does not lead with its 412 µs per new connection:\n%s", out)
 	}
 }
 

@@ -47,13 +47,19 @@ func PrintTable(w io.Writer, title string, results []*Result) {
 func resultsTable(title string, results []*Result) *Table {
 	t := &Table{Title: title}
 	extras := extraKeys(results)
-	fresh, upstream, answered := false, false, false
+	fresh, upstream, answered, cost := false, false, false, false
 	for _, r := range results {
 		fresh = fresh || r.NewConnections != nil
+		cost = cost || r.Cost != nil
 		upstream = upstream || r.UpstreamConns != nil
 		answered = answered || r.UpstreamRequests != nil
 	}
-	head := []string{"target", "proto", "reqs", "req/s", "p50 ms", "p95 ms", "p99 ms", "failed", "checks ✗"}
+	head := []string{"target", "proto"}
+	if cost {
+		// what the client cannot distort first: per new connection for a fresh run
+		head = append(head, map[bool]string{false: "target CPU µs/req", true: "target CPU µs/conn"}[fresh])
+	}
+	head = append(head, "reqs", "req/s", "p50 ms", "p95 ms", "p99 ms", "failed", "checks ✗")
 	if fresh {
 		head = append(head, "new conns")
 	}
@@ -90,12 +96,19 @@ func resultsTable(title string, results []*Result) *Table {
 			notes = append(notes, fmt.Sprintf("%s: %s", r.Target, r.Err))
 			continue
 		}
-		row := []string{
-			r.Target, proto,
+		row := []string{r.Target, proto}
+		if cost {
+			c := "-"
+			if r.Cost != nil {
+				c = fmt.Sprintf("%.0f", r.Cost.TargetCPUMicros)
+			}
+			row = append(row, c)
+		}
+		row = append(row,
 			fmt.Sprintf("%.0f", r.Requests), rate(r.RPS),
 			Millis(r.Latency.P50), Millis(r.Latency.P95), Millis(r.Latency.P99),
 			fmt.Sprintf("%.0f", r.FailedRequests), fmt.Sprintf("%.0f", r.Checks.Fails),
-		}
+		)
 		if fresh {
 			n := "-"
 			if r.NewConnections != nil {
