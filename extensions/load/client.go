@@ -2,7 +2,7 @@ package load
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"math"
 	"net"
 	"sync"
@@ -46,15 +46,12 @@ type Result struct {
 // opens a new one. Requests cut off by the end of the test (the iteration's context) are not
 // recorded, as k6/http records none.
 func (c *Client) Run(until float64) (Result, error) {
-	state := c.vu.State()
-	if state == nil {
-		return Result{}, errors.New("run: call it from a VU's iteration (default function), not the init context")
+	k, err := c.begin("run", until)
+	if err != nil {
+		return Result{}, err
 	}
-	ctx := c.vu.Context()
-	deadline := epochMs(until)
-	rec := newRecorder(ctx, state, c.custom, c.p, deadline)
-	stop := context.AfterFunc(ctx, c.abort)
-	defer stop()
+	defer k.stop()
+	ctx, state, rec, deadline := k.ctx, k.state, k.rec, k.deadline
 	if c.p.Proto == "h2" {
 		c.runH2(ctx, state, rec, deadline)
 	} else {
@@ -64,8 +61,39 @@ func (c *Client) Run(until float64) (Result, error) {
 		// abort closed the connection (or is about to): the next call, if any, opens anew
 		c.drop()
 	}
-	rec.flush(time.Now())
-	return Result{Requests: rec.requests, Failed: rec.failed, Late: rec.late, Connections: rec.conns}, nil
+	return k.result(), nil
+}
+
+// call is one call of run(), fresh() or open(): the VU's state and context, its deadline, the
+// recorder of its samples, and the stop of the hook that closes the connection when the
+// context ends.
+type call struct {
+	state    *lib.State
+	ctx      context.Context
+	deadline time.Time
+	rec      *recorder
+	stop     func() bool
+}
+
+// begin starts a call of the script's function name that ends at until (ms since the Unix
+// epoch).
+func (c *Client) begin(name string, until float64) (*call, error) {
+	state := c.vu.State()
+	if state == nil {
+		return nil, fmt.Errorf("%s: call it from a VU's iteration (default function), not the init context", name)
+	}
+	ctx := c.vu.Context()
+	deadline := epochMs(until)
+	return &call{
+		state: state, ctx: ctx, deadline: deadline,
+		rec: newRecorder(ctx, state, c.custom, c.p, deadline), stop: context.AfterFunc(ctx, c.abort),
+	}, nil
+}
+
+// result hands the call's last samples to k6 and returns its totals to the script.
+func (k *call) result() Result {
+	k.rec.flush(time.Now())
+	return Result{Requests: k.rec.requests, Failed: k.rec.failed, Late: k.rec.late, Connections: k.rec.conns}
 }
 
 // epochMs is the time v ms after the Unix epoch (as Date.now() counts), to the nanosecond: the

@@ -21,18 +21,15 @@ import (
 // request's client CPU in k6 is net/http's machinery and the JavaScript around it, not the
 // handshake.
 func (c *Client) Fresh(n int, until float64) (Result, error) {
-	state := c.vu.State()
-	if state == nil {
-		return Result{}, errors.New("fresh: call it from a VU's iteration (default function), not the init context")
-	}
 	if n < 0 {
 		return Result{}, fmt.Errorf("fresh: %d requests: 0 or more", n)
 	}
-	ctx := c.vu.Context()
-	deadline := epochMs(until)
-	rec := newRecorder(ctx, state, c.custom, c.p, deadline)
-	stop := context.AfterFunc(ctx, c.abort)
-	defer stop()
+	k, err := c.begin("fresh", until)
+	if err != nil {
+		return Result{}, err
+	}
+	defer k.stop()
+	ctx, state, rec, deadline := k.ctx, k.state, k.rec, k.deadline
 	c.drop() // a connection kept by run() is not a fresh one
 	c.times = &dialTimes{}
 	defer func() { c.times = nil }()
@@ -58,8 +55,7 @@ func (c *Client) Fresh(n int, until float64) (Result, error) {
 		}
 		rec.done(o)
 	}
-	rec.flush(time.Now())
-	return Result{Requests: rec.requests, Failed: rec.failed, Late: rec.late, Connections: rec.conns}, nil
+	return k.result(), nil
 }
 
 // freshParts are what every fresh request of a VU reuses: the request (h1) or header block

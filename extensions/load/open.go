@@ -20,21 +20,18 @@ import (
 // the client's own timer slack included. HTTP/1.1 only (h1c, h1): one request in flight per
 // connection, so the pool's size is the plan's connections.
 func (c *Client) Open(first, until, rate float64) (Result, error) {
-	state := c.vu.State()
-	if state == nil {
-		return Result{}, errors.New("open: call it from a VU's iteration (default function), not the init context")
-	}
 	if c.p.Proto == "h2" {
 		return Result{}, errors.New("open: the open model runs on h1c and h1; h2 equal load runs on k6/http's batches")
 	}
 	if !(rate > 0) {
 		return Result{}, fmt.Errorf("open: rate %v: requests a second on this connection, more than 0", rate)
 	}
-	ctx := c.vu.Context()
-	deadline := epochMs(until)
-	rec := newRecorder(ctx, state, c.custom, c.p, deadline)
-	stop := context.AfterFunc(ctx, c.abort)
-	defer stop()
+	k, err := c.begin("open", until)
+	if err != nil {
+		return Result{}, err
+	}
+	defer k.stop()
+	ctx, state, rec, deadline := k.ctx, k.state, k.rec, k.deadline
 	// k6 calls the iteration again if it returns before its scenario ends by k6's clock: the
 	// same schedule resumes where it stopped instead of sending its past requests again
 	due := epochMs(first)
@@ -46,8 +43,7 @@ func (c *Client) Open(first, until, rate float64) (Result, error) {
 	if ctx.Err() != nil {
 		c.drop()
 	}
-	rec.flush(time.Now())
-	return Result{Requests: rec.requests, Failed: rec.failed, Late: rec.late, Connections: rec.conns}, nil
+	return k.result(), nil
 }
 
 // schedule is the open model's last call: its first due time and end, and the next request
