@@ -4,6 +4,7 @@
 // and the metrics the comparison recorded (bad_responses{why}, body_differs_at).
 import { check } from 'k6';
 import { ROOT_BODY, ROOT_BYTES } from './bodies.js';
+import { CASE, caseResults } from './cases.js';
 import { bodyBytes, checkRoot, differsAt, sameBody } from './checks.js';
 
 export const options = {
@@ -44,8 +45,6 @@ const cfg = { mode: 'reused', proto: { expected: 'HTTP/1.1', tls: false, quic: f
 function expect(name, got, want) {
   check(got, { [`${CASE}${name}: got ${got}, want ${want}`]: (g) => g === want });
 }
-
-const CASE = 'case: ';
 
 export default function () {
   // differsAt: the first byte that differs, -1 for none; text and binary alike
@@ -92,11 +91,9 @@ function count(data, name) {
 
 export function handleSummary(data) {
   const differs = data.metrics.body_differs_at;
-  const failed = data.root_group.checks.filter((c) => c.name.startsWith(CASE) && c.fails > 0).map((c) => c.name.slice(CASE.length));
   return {
     stdout: JSON.stringify({
-      cases: data.root_group.checks.filter((c) => c.name.startsWith(CASE)).length,
-      failed,
+      ...caseResults(data),
       bad: Object.fromEntries(['status', 'size', 'body', 'proto'].map((w) => [w, count(data, `bad_responses{why:${w}}`)])),
       body_differs_at: differs ? differs.values : null,
     }),

@@ -2,11 +2,10 @@
 // run by scenarios/native_test.go with bin/k6 (it sends no request). Each case is a check of
 // its own: "case: <name>: …"; handleSummary prints the cases and those that failed.
 import { check } from 'k6';
+import { CASE, caseResults } from './cases.js';
 import { FRESH_CHUNK, FRESH_PARTS, freshIterations, freshShare } from './native.js';
 
 export const options = { iterations: 1 };
-
-const CASE = 'case: ';
 
 // requests shared by vus VUs, as nativeFreshScenario plans them
 const PLANS = [
@@ -41,11 +40,5 @@ export default function () {
 }
 
 export function handleSummary(data) {
-  const cases = data.root_group.checks.filter((c) => c.name.startsWith(CASE));
-  return {
-    stdout: JSON.stringify({
-      cases: cases.length,
-      failed: cases.filter((c) => c.fails > 0).map((c) => c.name.slice(CASE.length)),
-    }),
-  };
+  return { stdout: JSON.stringify(caseResults(data)) };
 }

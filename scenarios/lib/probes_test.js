@@ -3,6 +3,7 @@
 // own: "case: <name>: …". handleSummary prints what the Go test asserts: the cases, those that
 // failed, and the counts the rules recorded (probe_held_back{why}, probe_stalls).
 import { check } from 'k6';
+import { CASE, caseResults } from './cases.js';
 import { judgePacing, pacing } from './probes.js';
 
 export const options = {
@@ -14,8 +15,6 @@ export const options = {
     probe_stalls: ['count>=0'],
   },
 };
-
-const CASE = 'case: ';
 
 // The stream probe's rule (50 ms: first within 50, together under 5, a stall over 75) and
 // the sse probe's (150 ms: 150, 15, 187.5).
@@ -78,11 +77,9 @@ function held(data, why) {
 }
 
 export function handleSummary(data) {
-  const cases = data.root_group.checks.filter((c) => c.name.startsWith(CASE));
   return {
     stdout: JSON.stringify({
-      cases: cases.length,
-      failed: cases.filter((c) => c.fails > 0).map((c) => c.name.slice(CASE.length)),
+      ...caseResults(data),
       first: held(data, 'first'),
       burst: held(data, 'burst'),
       stalls: count(data, 'probe_stalls'),
