@@ -19,8 +19,9 @@ fi
 
 # GoDoxy fetches icon lists from two CDNs at start, with no setting to stop it; Go's client sends
 # any host but loopback through HTTPS_PROXY, so pointing it at a closed loopback port fails
-# those fetches at once, with no DNS lookup, while the upstream (127.0.0.1) is reached directly.
-export HTTPS_PROXY=http://127.0.0.1:1 HTTP_PROXY=http://127.0.0.1:1 NO_PROXY=
+# those fetches at once, with no DNS lookup. The upstream is reached directly: natively it is
+# loopback, and under compose.bridge.yaml its address (target.json's env) is NO_PROXY's one host.
+export HTTPS_PROXY=http://127.0.0.1:1 HTTP_PROXY=http://127.0.0.1:1 NO_PROXY="${PROXYBENCH_UPSTREAM_HOST:-}"
 
 # random_hex N: N random bytes as hex, from the kernel
 random_hex() { od -An -N"$1" -tx1 /dev/urandom | tr -d ' \n'; }
