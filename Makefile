@@ -202,10 +202,9 @@ lint-sh: $(LINT_TOOLS) # shellcheck (.shellcheckrc) on every shell script
 lint-js: $(LINT_TOOLS) # eslint (lint/eslint.config.js) on the k6 scripts of scenarios/
 	$(ESLINT) --config lint/eslint.config.js scenarios
 
-# The tests hold GoDoxy to every check whenever a binary is at hand: GODOXY_BIN, or the test
-# build CI keeps beside the clone (no registry serves GoDoxy).
-test: GODOXY_BIN := $(or $(GODOXY_BIN),$(wildcard $(CURDIR)/../shared/godoxy/godoxy))
-# …and never download anything: GODOXY_RELEASE (from .env, say) is for `make setup` only.
+# The tests hold GoDoxy to every check whenever GODOXY_BIN names a binary (no registry serves
+# GoDoxy: CI passes one in), and never download anything: GODOXY_RELEASE (from .env, say) is
+# for `make setup` only.
 test: GODOXY_RELEASE :=
 test: setup influxd test-deps lint # Unit tests, k6 inspect of every scenario, the end-to-end test on a real stack, test-dashboards and test-compose
 	$(GO) test -count=1 -timeout 40m -skip '^(TestComposeUnderDocker|TestDashboardsInGrafana)$$' ./...
