@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/proxybench/proxybench/settings"
 	"github.com/proxybench/proxybench/stack"
 	"github.com/proxybench/proxybench/verdict"
 )
@@ -67,16 +68,16 @@ type Runner struct {
 	Stderr  io.Writer
 }
 
-// ScriptEnv are the variables the scripts read (TestScriptEnvIsComplete holds the list to them).
-var ScriptEnv = []string{
-	"TARGET", "TARGET_URL", "TARGETS_FILE", "TESTID", "SUMMARY_JSON", "PROFILE", "PROTO",
-	"DURATION", "WARMUP", "CONNECTIONS", "STREAMS", "REQUESTS", "FRESH_CONNECTIONS", "SAMPLES",
-	"UPLOAD_BYTES", "RATE", "SEGMENTS", "GODEBUG", "PWD", "K6_CLOUD_PROJECT_ID",
-}
+// ScriptEnv are the variables the scripts read: the settings they read (package settings: a
+// setting added there with Script is passed on) and those the runner sets itself
+// (TestScriptEnvIsComplete holds the list to the scripts).
+var ScriptEnv = append(settings.Names(func(s settings.Setting) bool { return s.Script }),
+	"TARGETS_FILE", "SUMMARY_JSON", "RATE", "GODEBUG", "PWD")
 
 // LocalEnv are the ScriptEnv variables about this machine: its paths, the local split and
 // its own k6's Go runtime. A k6 elsewhere (k6 cloud, a Kubernetes runner) is not given them.
-var LocalEnv = []string{"TARGETS_FILE", "SUMMARY_JSON", "PWD", "GODEBUG", "SEGMENTS"}
+var LocalEnv = append(settings.Names(func(s settings.Setting) bool { return s.Script && s.Local }),
+	"TARGETS_FILE", "SUMMARY_JSON", "PWD", "GODEBUG")
 
 // ScriptFlags are env's values of ScriptEnv as k6's -e flags: `k6 cloud run` shows a script
 // only those, not the process environment (which it would upload, secrets and all, with
