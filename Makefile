@@ -45,8 +45,8 @@ export K6_AUTO_EXTENSION_RESOLUTION := false
 
 K6_SOURCES := $(shell find extensions -name '*.go' -not -name '*_test.go') extensions/go.mod extensions/go.sum
 # runner reads the histograms k6 writes through extensions/histogram (go.mod: replace ./extensions)
-GO_SOURCES := $(shell find cmd stack runner upstream report observe scenarios extensions/histogram extensions/localca -name '*.go' -not -name '*_test.go') scenarios/catalogue.json go.mod extensions/go.mod
-OBSERVE_SOURCES := $(shell find observe stack runner scenarios extensions/histogram extensions/localca -name '*.go' -not -name '*_test.go') scenarios/catalogue.json go.mod
+GO_SOURCES := $(shell find cmd engine soak k8s cloud pins stack runner verdict upstream report observe scenarios extensions/histogram extensions/localca -name '*.go' -not -name '*_test.go') scenarios/catalogue.json go.mod extensions/go.mod
+OBSERVE_SOURCES := $(shell find observe stack runner verdict scenarios extensions/histogram extensions/localca -name '*.go' -not -name '*_test.go') scenarios/catalogue.json go.mod
 
 .DEFAULT_GOAL := help
 

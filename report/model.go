@@ -39,7 +39,7 @@ type Bench struct {
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished"`
 	// Manifest: what ran where (k6_version, proxies, proxy_sha256, kernel, cpu_model, cpus,
-	// config_hashes, profile, pinning, git_commit; cmd/proxybench/manifest.go writes it).
+	// config_hashes, profile, pinning, git_commit; engine/manifest.go writes it).
 	Manifest map[string]any `json:"manifest,omitempty"`
 	// Settings are the scenario knobs the runs reported (their result's `config`): duration,
 	// warmup, connections, streams, requests, fresh_connections, samples, upload_bytes. Values

@@ -158,15 +158,20 @@ func (s *Sampler) traceClient(at time.Time, idle uint64, err error) {
 }
 
 func (s *Sampler) loop(interval time.Duration) {
-	defer close(s.done)
+	every(interval, s.stop, s.done, func() { s.sample(false, false) })
+}
+
+// every calls f each interval until stop is closed, then closes done: a sampler's loop.
+func every(interval time.Duration, stop <-chan struct{}, done chan<- struct{}, f func()) {
+	defer close(done)
 	tk := time.NewTicker(interval)
 	defer tk.Stop()
 	for {
 		select {
-		case <-s.stop:
+		case <-stop:
 			return
 		case <-tk.C:
-			s.sample(false, false)
+			f()
 		}
 	}
 }

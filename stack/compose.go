@@ -100,11 +100,6 @@ type Network struct {
 	Upstream string // a host name or address
 }
 
-// NetworkFromEnv is the Network ListenEnv and UpstreamEnv give.
-func NetworkFromEnv() Network {
-	return Network{Listen: os.Getenv(ListenEnv), Upstream: os.Getenv(UpstreamEnv)}
-}
-
 // UseNetwork makes Exec listen on n.Listen and forward to the address n.Upstream resolves to
 // now (an IPv4 one when there is one: the templates write HOST:PORT). Only the compose entry
 // point takes it: natively the stack stays on loopback, where the load must go.

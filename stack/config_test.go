@@ -149,7 +149,7 @@ func TestLoadConfigTLSProfile(t *testing.T) {
 
 // TLS_PROFILE picks another profile of the file for every target; one the file lacks is an
 // error naming the variable and the valid profiles.
-func TestTLSProfileEnv(t *testing.T) {
+func TestTLSProfile(t *testing.T) {
 	path := writeFile(t, t.TempDir(), "targets.json", goodConfig)
 	for _, tc := range []struct{ env, want, wantErr string }{
 		{"", "x25519", ""},
@@ -157,8 +157,7 @@ func TestTLSProfileEnv(t *testing.T) {
 		{"x448", "", `TLS_PROFILE=x448: TLS profile "x448" is not in tls_profiles: valid profiles are pq, x25519`},
 	} {
 		t.Run(tc.env, func(t *testing.T) {
-			t.Setenv(TLSProfileEnv, tc.env)
-			s, err := New(Paths{TargetsFile: path}, nil)
+			s, err := New(Paths{TargetsFile: path}, tc.env, nil)
 			if tc.wantErr != "" {
 				if err == nil || err.Error() != tc.wantErr {
 					t.Fatalf("New error = %v, want %q", err, tc.wantErr)

@@ -79,14 +79,14 @@ type Stack struct {
 	starting *State
 }
 
-// New loads the targets file; TLS_PROFILE, when set, picks the TLS profile instead of its
-// tls_profile.
-func New(p Paths, out io.Writer) (*Stack, error) {
+// New loads the targets file; tlsProfile (TLS_PROFILE), when given, picks the TLS profile
+// instead of its tls_profile.
+func New(p Paths, tlsProfile string, out io.Writer) (*Stack, error) {
 	c, err := LoadConfig(p.TargetsFile)
 	if err != nil {
 		return nil, err
 	}
-	if name := os.Getenv(TLSProfileEnv); name != "" {
+	if name := tlsProfile; name != "" {
 		if err := c.UseTLSProfile(name); err != nil {
 			return nil, fmt.Errorf("%s=%s: %w", TLSProfileEnv, name, err)
 		}

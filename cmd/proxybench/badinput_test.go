@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/proxybench/proxybench/engine"
+	"github.com/proxybench/proxybench/settings"
 	"github.com/proxybench/proxybench/stack"
 )
 
@@ -29,7 +30,7 @@ func badInputEnv(t *testing.T) {
 	for _, k := range append([]string{
 		"SCENARIO", "TARGET", "TARGETS", "PROFILE", "PROTO", "PROTOS", "MODES", "RUNS",
 		"DASHBOARD", "RESTART", "PIN", "TESTID", "TLS_PROFILE", "PROXYBENCH_PROXIES", "TARGET_URL", "MODE", "SEGMENTS",
-	}, append(durationKnobs, countKnobs...)...) {
+	}, append(settings.Knobs(settings.Duration), settings.Knobs(settings.Count)...)...) {
 		t.Setenv(k, "")
 	}
 }
@@ -38,7 +39,7 @@ func badInputEnv(t *testing.T) {
 // `make bench` run first) is an error that says what is valid, before anything starts.
 func TestBadInputSaysWhatIsValid(t *testing.T) {
 	badInputEnv(t)
-	scenarios := strings.Join(scenarioNames(), ", ")
+	scenarios := strings.Join(engine.Scenarios(), ", ")
 	cfg, err := stack.LoadConfig(os.Getenv("TARGETS_FILE"))
 	if err != nil {
 		t.Fatal(err)
@@ -175,38 +176,6 @@ func TestRunTimeout(t *testing.T) {
 		got, err := runTimeout(func(k string) string { return tc.env[k] })
 		if err != nil || got != tc.want {
 			t.Errorf("runTimeout with %v = %v, %v; want %v", tc.env, got, err, tc.want)
-		}
-	}
-}
-
-// The knobs are checked here as scenarios/lib/config.js checks them: the same duration
-// pattern, and a count for each knob the scripts read with positiveInt.
-func TestKnobRulesMatchTheScripts(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "scenarios", "lib", "config.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	js := string(data)
-	if want := "const DURATION_RE = /" + durationRE.String() + "/;"; !strings.Contains(js, want) {
-		t.Errorf("config.js has no %s: update durationRE to match the scripts", want)
-	}
-	if want := "/" + zeroRE.String() + "/.test(v)"; !strings.Contains(js, want) {
-		t.Errorf("config.js has no %s: update zeroRE to match the scripts", want)
-	}
-	if want := "if (!/" + countRE.String() + "/.test(v)"; !strings.Contains(js, want) {
-		t.Errorf("config.js has no %s: update countRE to match the scripts", want)
-	}
-	read := regexp.MustCompile(`positiveInt\(\s*'([A-Z_]+)'`)
-	var got []string
-	for _, m := range read.FindAllStringSubmatch(js, -1) {
-		got = append(got, m[1])
-	}
-	if strings.Join(got, ",") != strings.Join(countKnobs, ",") {
-		t.Errorf("config.js reads the counts %v, countKnobs are %v", got, countKnobs)
-	}
-	for _, k := range durationKnobs {
-		if !strings.Contains(js, "seconds('"+k+"'") {
-			t.Errorf("config.js does not read %s as a duration", k)
 		}
 	}
 }

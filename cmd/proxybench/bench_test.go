@@ -4,10 +4,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/proxybench/proxybench/settings"
 )
 
 func TestParseBenchFlags(t *testing.T) {
-	for _, k := range append([]string{"PROTOS", "MODES", "RUNS", "DASHBOARD", "RESTART", "PROFILE", "PIN", "TARGET", "TARGETS"}, append(durationKnobs, countKnobs...)...) {
+	for _, k := range append([]string{"PROTOS", "MODES", "RUNS", "DASHBOARD", "RESTART", "PROFILE", "PIN", "TARGET", "TARGETS"}, append(settings.Knobs(settings.Duration), settings.Knobs(settings.Count)...)...) {
 		t.Setenv(k, "")
 	}
 	tests := []struct {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/proxybench/proxybench/settings"
 	"github.com/proxybench/proxybench/stack"
 )
 
@@ -54,38 +55,24 @@ func listFlag(name, spec string, valid []string) ([]string, error) {
 	return out, nil
 }
 
-// envSwitch is the switch key of the environment, as the Makefile reads one (truthy): on when
-// 1, true or yes, off when empty, 0, false or no; anything else is an error, not "off", so that
-// a typo is not a bench without what was asked for.
-func envSwitch(key string) (bool, error) {
-	switch v := strings.ToLower(envOr(key, "")); v {
-	case "1", "true", "yes":
-		return true, nil
-	case "", "0", "false", "no":
-		return false, nil
-	default:
-		return false, fmt.Errorf("%s=%q: a switch is 1, true or yes (on), or empty, 0, false or no (off)", key, os.Getenv(key))
-	}
-}
-
 func parseBenchFlags(args []string) (*benchFlags, error) {
-	dashOn, err := envSwitch("DASHBOARD")
+	dashOn, err := settings.On("DASHBOARD", os.Getenv("DASHBOARD"))
 	if err != nil {
 		return nil, err
 	}
-	restartOn, err := envSwitch("RESTART")
+	restartOn, err := settings.On("RESTART", os.Getenv("RESTART"))
 	if err != nil {
 		return nil, err
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	protos := fs.String("protos", envOr("PROTOS", "all"), "protocols: all or a comma-separated list of h1, h1c, h2, h3")
-	modes := fs.String("modes", envOr("MODES", "all"), "connection patterns: all or a comma-separated list of reused, fresh, probe")
-	runs := fs.String("runs", envOr("RUNS", ""), "runs per throughput cell (default: smoke 1, stable 5, stress 3)")
+	protos := setting(fs, "protos", "PROTOS", "")
+	modes := setting(fs, "modes", "MODES", "")
+	runs := setting(fs, "runs", "RUNS", "")
 	dash := fs.Bool("dashboard", dashOn, "keep k6's web dashboard HTML export of every run")
 	pin := pinFlag(fs)
 	restart := fs.Bool("restart", restartOn, "restart the target before each of its runs, so that no run inherits another's state")
 	check := fs.Bool("check", false, "check the flags and targets, then exit (make bench does, before setup)")
-	calibrate := fs.String("calibrate-seconds", envOr("CALIBRATE_SECONDS", strconv.Itoa(benchCalibrateSeconds)), "seconds per client of the client calibration against direct at the start (0: none)")
+	calibrate := setting(fs, "calibrate-seconds", "CALIBRATE_SECONDS", strconv.Itoa(benchCalibrateSeconds))
 	f, err := parseRunFlags(fs, args)
 	if err != nil {
 		return nil, err

@@ -1,68 +1,42 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
+	"context"
 	"strings"
 	"testing"
 )
 
-func TestCloudLogin(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	saved := filepath.Join(dir, "saved.json")
-	if err := os.WriteFile(saved, []byte(`{"collectors":{"cloud":{"token":"tok","stackID":42}}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	tokenOnly := filepath.Join(dir, "token-only.json")
-	if err := os.WriteFile(tokenOnly, []byte(`{"collectors":{"cloud":{"token":"tok"}}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	broken := filepath.Join(dir, "broken.json")
-	if err := os.WriteFile(broken, []byte(`{"collectors":`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+// make k6-cloud's variables reach package cloud's checks from the environment as from the
+// flags (a flag over its variable), and each refusal comes before k6 or the stack is touched.
+func TestK6CloudTakesTheEnvironment(t *testing.T) {
 	tests := []struct {
 		name string
+		args []string
 		env  map[string]string
-		want string // "" is logged in
+		want string
 	}{
-		{"nothing anywhere", map[string]string{"HOME": dir}, "no token (K6_CLOUD_TOKEN) and no stack (K6_CLOUD_STACK_ID) in the environment or in " + filepath.Join(dir, ".config", "k6", "config.json")},
-		{"environment", map[string]string{"HOME": dir, "K6_CLOUD_TOKEN": "t", "K6_CLOUD_STACK_ID": "7"}, ""},
-		{"token without stack", map[string]string{"HOME": dir, "K6_CLOUD_TOKEN": "t"}, "no stack (K6_CLOUD_STACK_ID)"},
-		{"stack not a number", map[string]string{"HOME": dir, "K6_CLOUD_TOKEN": "t", "K6_CLOUD_STACK_ID": "mystack"}, `K6_CLOUD_STACK_ID="mystack"`},
-		{"k6 cloud login's file", map[string]string{"K6_CONFIG": saved}, ""},
-		{"XDG config home", map[string]string{"XDG_CONFIG_HOME": dir}, "in " + filepath.Join(dir, "k6", "config.json")},
-		{"saved token, stack from env", map[string]string{"K6_CONFIG": tokenOnly, "K6_CLOUD_STACK_ID": "9"}, ""},
-		{"saved token only", map[string]string{"K6_CONFIG": tokenOnly}, "no stack"},
-		{"unreadable configuration", map[string]string{"K6_CONFIG": broken}, "is not k6's JSON"},
+		{"mode", nil, map[string]string{"SCENARIO": "reused-h2", "MODE": "cloud"}, "MODE=cloud needs TARGET_URL"},
+		{"a flag over its variable", []string{"-mode", "cloud"}, map[string]string{"SCENARIO": "reused-h2", "MODE": "aws"}, "MODE=cloud needs TARGET_URL"},
+		{"target url", nil, map[string]string{"SCENARIO": "reused-h2", "TARGET_URL": "https://x"}, "TARGET_URL is for MODE=cloud"},
+		{"segments", nil, map[string]string{"SCENARIO": "reused-h2", "SEGMENTS": " 2 "}, "SEGMENTS=2: make k6-cloud runs one k6"},
+		{"scenario before mode", nil, map[string]string{"SCENARIO": "nope", "MODE": "aws"}, `unknown SCENARIO "nope"`},
+		{"portable before login", nil, map[string]string{"SCENARIO": "reused-h3", "MODE": "cloud", "TARGET_URL": "https://x", "HOME": t.TempDir()}, "reused-h3 over HTTP/3"},
+		{"probe over every protocol", []string{"-scenario", "json", "-mode", "cloud", "-target-url", "https://x"}, nil, "give json one PROTO (h1c or h2)"},
+		{"login before the stack", nil, map[string]string{"SCENARIO": "reused-h1c", "HOME": t.TempDir()}, "not logged in to k6 cloud"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			err := cloudLogin(func(k string) string { return tt.env[k] })
-			switch {
-			case tt.want == "" && err != nil:
-				t.Fatalf("want logged in, got %v", err)
-			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
-				t.Fatalf("want an error with %q, got %v", tt.want, err)
-			case tt.want != "" && strings.HasPrefix(tt.want, "no ") && !strings.Contains(err.Error(), "k6 cloud login"):
-				t.Fatalf("the error does not say how to log in: %v", err)
+			badInputEnv(t)
+			for _, k := range []string{"K6_CLOUD_TOKEN", "K6_CLOUD_STACK_ID", "K6_CONFIG", "XDG_CONFIG_HOME"} {
+				t.Setenv(k, "")
+			}
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			err := cmdK6Cloud(context.Background(), tt.args)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("proxybench k6-cloud %q with %v: error %v\nwant one containing %q", tt.args, tt.env, err, tt.want)
 			}
 		})
-	}
-}
-
-func TestCloudArgs(t *testing.T) {
-	t.Parallel()
-	environ := []string{
-		"HOME=/root", "K6_CLOUD_TOKEN=secret", "TARGET=all", "DURATION=30s", "PWD=/work",
-		"TARGETS_FILE=/work/t.json", "TESTID=old", "CONNECTIONS=64",
-	}
-	set := map[string]string{"TARGET_URL": "https://proxy.example:8443", "TESTID": "new", "PROTO": ""}
-	got := strings.Join(cloudArgs(environ, set, []string{"--vus", "2"}, "s.js"), " ")
-	want := "cloud run -e DURATION=30s -e CONNECTIONS=64 -e TARGET_URL=https://proxy.example:8443 -e TESTID=new --vus 2 s.js"
-	if got != want {
-		t.Fatalf("cloudArgs:\n got %s\nwant %s", got, want)
 	}
 }

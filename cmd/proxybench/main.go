@@ -20,6 +20,7 @@
 //	proxybench exec      TARGET                 (compose.yaml: one target in the foreground)
 //	proxybench health    [-timeout 2s] TARGET   (compose.yaml's healthchecks)
 //	proxybench attach    [-targets all]         (after `docker compose up`: verify and adopt its stack)
+//	proxybench settings  [-markdown]            (every setting: make help's list, the README's table)
 package main
 
 import (
@@ -48,12 +49,13 @@ var commands = map[string]func(ctx context.Context, args []string) error{
 	"pins":      cmdPins,
 	"report":    cmdReport, "compare": cmdCompare, // reportcmds.go
 	"certs": cmdCerts, "exec": cmdExec, "health": cmdHealth, "attach": cmdAttach, // the compose engine
-	"k8s": cmdK8s, // k8s.go: a k6-operator TestRun and its ConfigMap
+	"k8s":      cmdK8s,      // k8s.go: a k6-operator TestRun and its ConfigMap
+	"settings": cmdSettings, // settingscmd.go: every setting (make help), -markdown the README's table
 }
 
 func main() {
 	if len(os.Args) < 2 || commands[os.Args[1]] == nil {
-		fmt.Fprintln(os.Stderr, "usage: proxybench setup|pins|up|down|status|k6|k6-cloud|k8s|bench|soak|calibrate|table|report|compare|certs|exec|health|attach [flags] (see `make help`)")
+		fmt.Fprintln(os.Stderr, "usage: proxybench setup|pins|up|down|status|k6|k6-cloud|k8s|bench|soak|calibrate|table|report|compare|certs|exec|health|attach|settings [flags] (see `make help`)")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -105,7 +107,7 @@ func newStack() (*stack.Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	return stack.New(p, os.Stdout)
+	return stack.New(p, envOr(stack.TLSProfileEnv, ""), os.Stdout)
 }
 
 // stackOf is the stack and the targets TARGETS names ("all", or a comma-separated list), or why

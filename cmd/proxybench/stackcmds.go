@@ -8,8 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
+	"github.com/proxybench/proxybench/engine"
 	"github.com/proxybench/proxybench/runner"
 	"github.com/proxybench/proxybench/stack"
 )
@@ -18,7 +18,7 @@ import (
 // "all", a target that fails is recorded and the others go on (stack.Stack.KeepGoing).
 func stackAndTargets(name string, args []string) (*stack.Stack, []string, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	targets := fs.String("targets", envOr("TARGETS", "all"), "targets: all or a comma-separated list")
+	targets := setting(fs, "targets", "TARGETS", "")
 	if err := fs.Parse(args); err != nil {
 		return nil, nil, err
 	}
@@ -62,7 +62,7 @@ func sayFailures(cmd, what string, total int, failed []string) {
 
 func cmdUp(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("up", flag.ContinueOnError)
-	targets := fs.String("targets", envOr("TARGETS", "all"), "targets: all or a comma-separated list")
+	targets := setting(fs, "targets", "TARGETS", "")
 	pin := pinFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -96,7 +96,7 @@ func cmdUp(ctx context.Context, args []string) error {
 // directory's lock go.
 type held struct {
 	st   *stack.State
-	sv   served
+	sv   engine.Served
 	r    *runner.Runner
 	dir  string
 	down func() error
@@ -120,7 +120,7 @@ func hold(ctx context.Context, s *stack.Stack, cmd string, names []string, f *ru
 	if h.st, err = s.LoadState(); err != nil {
 		return nil, errors.Join(err, h.down())
 	}
-	h.sv = servedBy(h.st)
+	h.sv = engine.ServedBy(h.st)
 	h.r = newRunner(s, f)
 	h.r.UpstreamPID = h.st.Targets[stack.Direct].PID // its CPU is the runs' own, not outside load
 	h.dir = filepath.Join(h.r.ResultsDir, f.testid)
@@ -132,7 +132,7 @@ func hold(ctx context.Context, s *stack.Stack, cmd string, names []string, f *ru
 
 // pinFlag is -pin of up and bench: the CPU layout, from PIN by default.
 func pinFlag(fs *flag.FlagSet) *string {
-	return fs.String("pin", envOr("PIN", ""), "CPU pinning: none, auto (client half, proxy and upstream the rest; 3 CPUs or more) or client=…,proxy=…,upstream=… (kernel CPU lists)")
+	return setting(fs, "pin", "PIN", "")
 }
 
 func parsePin(spec string) (*stack.Pinning, error) {
@@ -162,64 +162,4 @@ func cmdStatus(ctx context.Context, _ []string) error {
 	}
 	stack.PrintStatus(os.Stdout, rows)
 	return nil
-}
-
-// cmdCerts makes the local CA and the bench.test leaf in the run directory unless valid ones
-// are there: compose's one-shot service, before the targets that serve them.
-func cmdCerts(_ context.Context, _ []string) error {
-	s, err := newStack()
-	if err != nil {
-		return err
-	}
-	c, err := stack.EnsureCerts(filepath.Join(s.RunDir, "certs"), s.Config.Hostname)
-	if err == nil {
-		fmt.Println("certificates: CA", c.CAFile, "leaf", c.CertFile)
-	}
-	return err
-}
-
-// cmdExec runs one target in the foreground as this process: the command of each compose
-// service. PROXYBENCH_LISTEN and PROXYBENCH_UPSTREAM (compose.bridge.yaml) say where it
-// listens and where the upstream is when the container has a network of its own.
-func cmdExec(ctx context.Context, args []string) error {
-	if len(args) != 1 {
-		return errors.New("usage: proxybench exec TARGET (compose.yaml runs one per service)")
-	}
-	s, err := newStack()
-	if err != nil {
-		return err
-	}
-	if err := s.UseNetwork(ctx, stack.NetworkFromEnv()); err != nil {
-		return err
-	}
-	return s.Exec(args[0])
-}
-
-// cmdHealth is each compose service's healthcheck: exit 0 once the target answers, verified,
-// over every protocol it serves.
-func cmdHealth(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("health", flag.ContinueOnError)
-	timeout := fs.Duration("timeout", 2*time.Second, "how long each protocol's probe may take")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return errors.New("usage: proxybench health [-timeout D] TARGET (compose.yaml's healthchecks)")
-	}
-	s, err := newStack()
-	if err != nil {
-		return err
-	}
-	return s.Healthy(ctx, fs.Arg(0), *timeout)
-}
-
-// cmdAttach adopts a stack docker compose started, after verifying every target over each of
-// its protocols, so that `make k6` and `make status` use it.
-func cmdAttach(ctx context.Context, args []string) error {
-	s, names, err := stackAndTargets("attach", args)
-	if err != nil {
-		return err
-	}
-	s.ReadyTimeout = time.Minute // containers that were only just created
-	return s.Attach(ctx, names)
 }

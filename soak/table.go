@@ -1,4 +1,4 @@
-package main
+package soak
 
 import (
 	"fmt"
@@ -7,8 +7,8 @@ import (
 	"strconv"
 )
 
-// soakFigures is a verdict in words: baseline → end, growth, bound.
-func soakFigures(v soakVerdict) string {
+// figures is a verdict in words: baseline → end, growth, bound.
+func figures(v Verdict) string {
 	if v.Why != "" {
 		return v.Why
 	}
@@ -32,13 +32,13 @@ func sign(x float64) string {
 	return ""
 }
 
-// soakRows are the samples printed: each one for a short run, else one per minute (the first
+// rows are the samples printed: each one for a short run, else one per minute (the first
 // sample of each minute) and the last.
-func soakRows(samples []soakSample) []soakSample {
+func rows(samples []Sample) []Sample {
 	if len(samples) == 0 || samples[len(samples)-1].T < 3*60 {
 		return samples
 	}
-	var out []soakSample
+	var out []Sample
 	next := 0.0
 	for i, s := range samples {
 		if s.T >= next || i == len(samples)-1 {
@@ -49,15 +49,15 @@ func soakRows(samples []soakSample) []soakSample {
 	return out
 }
 
-func printSoakTable(w io.Writer, rep *soakReport) {
+func printTable(w io.Writer, rep *Report) {
 	fmt.Fprintf(w, "\nsoak %s: %s against %s for %s minutes (profile %s, testid %s)\n", rep.Scenario, rep.Proto, rep.Target,
-		strconv.FormatFloat(rep.Minutes, 'f', -1, 64), rep.Profile, rep.TestID)
+		minutesText(rep.Minutes), rep.Profile, rep.TestID)
 	fmt.Fprintf(w, "%8s", "time")
 	for _, p := range rep.Processes {
 		fmt.Fprintf(w, "  %14s %6s", p.Name+" RSS MiB", "fds")
 	}
 	fmt.Fprintln(w)
-	for _, s := range soakRows(rep.Samples) {
+	for _, s := range rows(rep.Samples) {
 		t := int(s.T)
 		mark := " "
 		if rep.Window != nil && !rep.Window.holds(s.T) {
@@ -94,7 +94,7 @@ func printSoakTable(w io.Writer, rep *soakReport) {
 		if v.Bound.Metric == "fds" {
 			metric = "fds"
 		}
-		fmt.Fprintf(w, "  %-10s %-3s  %s  %s\n", v.Name, metric, soakFigures(v), ok)
+		fmt.Fprintf(w, "  %-10s %-3s  %s  %s\n", v.Name, metric, figures(v), ok)
 	}
 }
 

@@ -1,15 +1,16 @@
-package main
+package soak
 
 import (
 	"fmt"
-	"slices"
+
+	"github.com/proxybench/proxybench/runner"
 )
 
 // A soak runs the stress profile's reused scenario against one target for many minutes, and
 // follows the memory (RSS of the whole process tree) and the open file descriptors of k6, the
 // target and the upstream while it runs. What it judges is growth: the median of the samples
-// in the first soakWindowFraction of the measured time (after k6's warm-up) is the baseline, that of
-// the last soakWindowFraction the end, and the end may exceed the baseline by the bounds below and no
+// in the first windowFraction of the measured time (after k6's warm-up) is the baseline, that of
+// the last windowFraction the end, and the end may exceed the baseline by the bounds below and no
 // more.
 //
 // Why these numbers (measured here, 2 CPUs, stress profile, reused-h1c against nginx at
@@ -37,7 +38,7 @@ import (
 //     for a proxy's pool to the upstream opening a few more under load, not for a descriptor
 //     per request or per minute.
 const (
-	soakWindowFraction      = 0.20  // of the measured time: the baseline's and the end's windows
+	windowFraction          = 0.20  // of the measured time: the baseline's and the end's windows
 	k6MeasuredMiBPerMillion = 200.0 // k6's RSS growth per million requests, measured (above)
 	k6MiBPerMillion         = 300.0 // k6's bound: growth per million requests …
 	k6SlackMiB              = 64.0  // … plus this, whatever the request count
@@ -46,39 +47,23 @@ const (
 	fdSlack                 = 16    // every process: open descriptors may exceed the baseline by this
 )
 
-// soakWindow is the measured part of the run, in seconds after the k6 run began.
-type soakWindow struct {
-	From, To float64
-}
-
-// baseline and end are the windows whose medians are compared.
-func (w soakWindow) baseline() soakWindow {
-	return soakWindow{w.From, w.From + soakWindowFraction*(w.To-w.From)}
-}
-
-func (w soakWindow) end() soakWindow {
-	return soakWindow{w.To - soakWindowFraction*(w.To-w.From), w.To}
-}
-
-func (w soakWindow) holds(t float64) bool { return t >= w.From && t <= w.To }
-
-// soakBound is what a process may grow by, for one metric.
-type soakBound struct {
+// Bound is what a process may grow by, for one metric.
+type Bound struct {
 	Metric string `json:"metric"` // rss_mib, fds
 	Rule   string `json:"rule"`   // in words, as printed
 	// Allowed is the growth allowed for this run (for k6's RSS: with its request count).
 	Allowed float64 `json:"allowed"`
 }
 
-// soakVerdict is one process's metric judged.
-type soakVerdict struct {
-	Role     string    `json:"role"`
-	Name     string    `json:"name"`
-	Bound    soakBound `json:"bound"`
-	Baseline float64   `json:"baseline"` // median of the baseline window (RSS: MiB)
-	End      float64   `json:"end"`      // median of the end window
-	Growth   float64   `json:"growth"`   // End - Baseline
-	OK       bool      `json:"ok"`
+// Verdict is one process's metric judged.
+type Verdict struct {
+	Role     string  `json:"role"`
+	Name     string  `json:"name"`
+	Bound    Bound   `json:"bound"`
+	Baseline float64 `json:"baseline"` // median of the baseline window (RSS: MiB)
+	End      float64 `json:"end"`      // median of the end window
+	Growth   float64 `json:"growth"`   // End - Baseline
+	OK       bool    `json:"ok"`
 	// Why is set when the metric could not be judged (no samples in a window).
 	Why string `json:"why,omitempty"`
 	// BaselineSamples and EndSamples are how many samples each median is of.
@@ -88,20 +73,20 @@ type soakVerdict struct {
 
 const mib = 1 << 20
 
-// soakBounds are the bounds of a process's RSS and fds; requests is how many k6 sent between
+// bounds are the bounds of a process's RSS and fds; requests is how many k6 sent between
 // the two windows' middles (for k6's RSS).
-func soakBounds(role string, baselineRSSMiB, requests float64) (rss, fds soakBound) {
-	fds = soakBound{Metric: "fds", Rule: fmt.Sprintf("+%d descriptors", fdSlack), Allowed: fdSlack}
+func bounds(role string, baselineRSSMiB, requests float64) (rss, fds Bound) {
+	fds = Bound{Metric: "fds", Rule: fmt.Sprintf("+%d descriptors", fdSlack), Allowed: fdSlack}
 	if role == roleK6 {
 		m := requests / 1e6
-		rss = soakBound{
+		rss = Bound{
 			Metric:  "rss_mib",
 			Rule:    fmt.Sprintf("+%.0f MiB + %.0f MiB per million requests (%.2f M)", k6SlackMiB, k6MiBPerMillion, m),
 			Allowed: k6SlackMiB + k6MiBPerMillion*m,
 		}
 		return rss, fds
 	}
-	rss = soakBound{
+	rss = Bound{
 		Metric:  "rss_mib",
 		Rule:    fmt.Sprintf("+%.0f MiB + %.0f%% of the baseline", procRSSSlackMiB, procRSSGrowth*100),
 		Allowed: procRSSSlackMiB + procRSSGrowth*baselineRSSMiB,
@@ -109,13 +94,13 @@ func soakBounds(role string, baselineRSSMiB, requests float64) (rss, fds soakBou
 	return rss, fds
 }
 
-// judgeSoak compares, for every process, the median of its samples in the first soakWindowFraction of
+// judge compares, for every process, the median of its samples in the first windowFraction of
 // the measured window w with that of the last; rps is k6's request rate over w.
-func judgeSoak(procs []*soakProc, samples []soakSample, w soakWindow, rps float64) []soakVerdict {
+func judge(procs []*Process, samples []Sample, w Window, rps float64) []Verdict {
 	base, end := w.baseline(), w.end()
 	// between the middles of the two windows
 	requests := rps * ((end.From + end.To) - (base.From + base.To)) / 2
-	var out []soakVerdict
+	var out []Verdict
 	for _, p := range procs {
 		var bRSS, eRSS, bFD, eFD []float64
 		for _, s := range samples {
@@ -130,12 +115,12 @@ func judgeSoak(procs []*soakProc, samples []soakSample, w soakWindow, rps float6
 				eRSS, eFD = append(eRSS, float64(u.RSSBytes)/mib), append(eFD, float64(u.FDs))
 			}
 		}
-		rssBound, fdBound := soakBounds(p.Role, median(bRSS), requests)
+		rssBound, fdBound := bounds(p.Role, median(bRSS), requests)
 		for _, m := range []struct {
-			b     soakBound
+			b     Bound
 			bs, e []float64
 		}{{rssBound, bRSS, eRSS}, {fdBound, bFD, eFD}} {
-			v := soakVerdict{Role: p.Role, Name: p.Name, Bound: m.b, BaselineSamples: len(m.bs), EndSamples: len(m.e)}
+			v := Verdict{Role: p.Role, Name: p.Name, Bound: m.b, BaselineSamples: len(m.bs), EndSamples: len(m.e)}
 			switch {
 			case len(m.bs) == 0:
 				v.Why = fmt.Sprintf("no sample in the baseline window (%.0f–%.0f s)", base.From, base.To)
@@ -152,22 +137,9 @@ func judgeSoak(procs []*soakProc, samples []soakSample, w soakWindow, rps float6
 	return out
 }
 
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-func soakBoundsDoc() map[string]any {
+func boundsDoc() map[string]any {
 	return map[string]any{
-		"window_fraction":             soakWindowFraction,
+		"window_fraction":             windowFraction,
 		"k6_measured_mib_per_million": k6MeasuredMiBPerMillion,
 		"k6_rss_mib_per_million":      k6MiBPerMillion,
 		"k6_rss_slack_mib":            k6SlackMiB,
@@ -176,3 +148,6 @@ func soakBoundsDoc() map[string]any {
 		"fd_slack":                    fdSlack,
 	}
 }
+
+// median is runner.Summarize's: the one median of the project's figures.
+func median(xs []float64) float64 { return runner.Summarize(xs).Median }

@@ -1,4 +1,4 @@
-package main
+package engine
 
 import (
 	"bufio"
@@ -17,13 +17,13 @@ import (
 	"github.com/proxybench/proxybench/stack"
 )
 
-// manifest is what ran where, written with the results (report.Bench.Manifest): k6's and every
+// Manifest is what ran where, written with the results (report.Bench.Manifest): k6's and every
 // target's version and the sha256 of its program (proxy_sha256), the TLS profile and what each
 // target's TLS protocols negotiated (tls: target → h1/h2/h3 → version, group, cipher,
 // resumption), kernel, CPU model and count, the sha256 of targets.json, of every rendered proxy
 // config and of every scenario script, the profile, the pinning layout and the git commit (and
 // whether the tree had changes).
-func manifest(ctx context.Context, s *stack.Stack, k6 string, names []string, profile string) map[string]any {
+func Manifest(ctx context.Context, s *stack.Stack, k6 string, names []string, profile string) map[string]any {
 	cpus := runner.CPUsAvailable()
 	m := map[string]any{
 		"k6_version": stack.FirstLine(commandOutput(ctx, s.Root, k6, "version")),

@@ -1,0 +1,87 @@
+package engine
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/proxybench/proxybench/runner"
+)
+
+// A Plan is what a bench runs: the matrix of the targets over the protocols and modes, each
+// throughput cell Runs times, then, with the reused mode, the equal-load pass.
+type Plan struct {
+	Targets []string
+	Protos  []string // h1, h1c, h2, h3
+	Modes   []string // reused, fresh, probe
+	Runs    int      // per throughput cell
+	// Ceilings are the client's open-model ceilings by protocol (make calibrate): the
+	// equal-load pass never runs above them.
+	Ceilings map[string]int
+}
+
+// A Job is one k6 run of the plan.
+type Job struct {
+	runner.Job
+	Runs int // of its cell
+}
+
+// Matrix is the plan's matrix, in order: throughput (each Runs times) then the probes (once: a
+// probe repeats SAMPLES times within its run). A scenario's runs are interleaved across the
+// targets (A B C A B C, never A A B B C C), so that a drift of the machine over minutes (a
+// neighbour's load, heat, the page cache) spreads over every target instead of landing on one.
+func (p Plan) Matrix() []Job {
+	var jobs []Job
+	for _, sc := range runner.Throughput {
+		if !slices.Contains(p.Modes, runner.ModeOf(sc)) || !slices.Contains(p.Protos, runner.Requires(runner.Job{Scenario: sc})) {
+			continue
+		}
+		for run := 1; run <= p.Runs; run++ {
+			for _, t := range p.Targets {
+				jobs = append(jobs, Job{Job: runner.Job{Scenario: sc, Target: t, Run: run}, Runs: p.Runs})
+			}
+		}
+	}
+	if slices.Contains(p.Modes, "probe") {
+		for _, pr := range runner.Probes {
+			for _, t := range p.Targets {
+				for _, proto := range pr.Protos {
+					if slices.Contains(p.Protos, proto) {
+						jobs = append(jobs, Job{Job: runner.Job{Scenario: pr.Scenario, Target: t, Proto: proto}, Runs: 1})
+					}
+				}
+			}
+		}
+	}
+	return jobs
+}
+
+// equalLoad tells whether the plan has an equal-load pass.
+func (p Plan) equalLoad() bool {
+	return slices.Contains(p.Modes, "reused")
+}
+
+// EqualLoadJobs are the equal-load runs: per protocol of the pass that is among Protos, every
+// target that serves it (no row for one that does not: the matrix's tables already say so),
+// Runs times, interleaved across the targets as the matrix is. With rates nil, every such
+// protocol (to count them before the matrix ran); else only those with a rate.
+func (p Plan) EqualLoadJobs(sv Served, rates map[string]int) []Job {
+	var jobs []Job
+	for _, proto := range runner.EqualLoad.Protos {
+		rate, ok := rates[proto]
+		if !slices.Contains(p.Protos, proto) || (rates != nil && !ok) {
+			continue
+		}
+		for run := 1; run <= p.Runs; run++ {
+			for _, t := range p.Targets {
+				if !sv.Serves(t, proto) {
+					continue
+				}
+				jobs = append(jobs, Job{Job: runner.Job{
+					Scenario: runner.EqualLoad.Scenario, Target: t, Proto: proto, Run: run,
+					Env: []string{"RATE=" + strconv.Itoa(rate)},
+				}, Runs: p.Runs})
+			}
+		}
+	}
+	return jobs
+}
