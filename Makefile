@@ -50,26 +50,11 @@ OBSERVE_SOURCES := $(shell find observe stack runner verdict scenarios extension
 
 .DEFAULT_GOAL := help
 
-help: # List every target with what it does
+help: bin/proxybench # List every target with what it does, and every setting (settings/table.go: its one description)
 	@grep -E '^[a-zA-Z0-9_-]+:.*?# ' $(MAKEFILE_LIST) | sed -E 's/:.*# /\t/' | awk -F'\t' '{printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
 	@echo
-	@echo "  Variables: SCENARIO=reused-h1|…|ws  TARGET/TARGETS=all|name,…  PROFILE=smoke|stable|stress"
-	@echo "             PROTO=h1|h1c|h2|h3 (probes)  TESTID=…  ARGS='extra k6 flags'  (also read from .env)"
-	@echo "             bench: PROTOS=h1,h1c,h2,h3  MODES=reused,fresh,probe  RUNS=N  DASHBOARD=1  RESTART=1"
-	@echo "             calibrate: TARGET=name (default nginx; direct always)  PROTOS=h1c,h1,h2  MODES=reused,fresh,open  ROUNDS=1  CLIENT=native|k6"
-	@echo "             soak: TARGET=name (one, or direct)  MINUTES=10 (fractions allowed)  PROTO=h1c|h1|h2|h3  SOAK_INTERVAL=10s"
-	@echo "             up, bench: PIN=auto|client=0-3,proxy=4-5,upstream=6-7 (CPU sets; 3 CPUs or more)"
-	@echo "             scenario knobs: DURATION WARMUP CONNECTIONS STREAMS REQUESTS FRESH_CONNECTIONS SAMPLES UPLOAD_BYTES"
-	@echo "             bench: CALIBRATE_SECONDS=3 (k6 against wrk/h2load on direct at the start; 0: none)"
-	@echo "             k6, bench, soak: CLIENT=native|k6 (reused and fresh h1c/h1/h2, equal-load h1c/h1: our native Go loop, default, or the k6/http scripts)"
-	@echo "             k6: SEGMENTS=N (one run split over N k6 instances, execution segments started together, merged into one result; not probes)"
-	@echo "             k6, bench: RUN_TIMEOUT=5m (a run not ended by then is stopped as hung; default 5m + DURATION + WARMUP)"
-	@echo "             OBSERVE=1 (up, k6, bench: InfluxDB too, and an installed Grafana; k6 runs stream into InfluxDB while it is up)"
-	@echo "             test-dashboards: GRAFANA_TARBALL=grafana-…-linux-amd64.tar.xz or GRAFANA_HOME=…"
-	@echo "             up, bench: TLS_PROFILE=x25519|pq (one of targets.json tls_profiles, for every target alike)"
-	@echo "             k6-cloud: MODE=local|cloud  TARGET_URL=https://proxy.example:8443 (cloud)  K6_CLOUD_TOKEN, K6_CLOUD_STACK_ID (or bin/k6 cloud login)  K6_CLOUD_PROJECT_ID"
-	@echo "             compose-up: COMPOSE_PROFILES=observe (InfluxDB + Grafana), godoxy (with GODOXY_BIN=…)"
-	@echo "             compose-up, compose-down: NETWORK=bridge (compose.bridge.yaml: Docker Desktop; default host, a Linux engine)"
+	@echo "  Settings: make TARGET VAR=…, .env or the environment; [the targets that take each]"
+	@bin/proxybench settings
 
 bin/k6: $(K6_SOURCES)
 	cd extensions && $(GO) build -trimpath -o ../bin/k6 ./cmd/k6
