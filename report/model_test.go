@@ -83,7 +83,7 @@ func TestMeanResources(t *testing.T) {
 	}
 }
 
-// writeResult writes a result file as a scenario's handleSummary does (CONTRIBUTING.md).
+// writeResult writes a result file as a scenario's handleSummary does (runner/README.md, "The result file").
 func writeResult(t *testing.T, dir, name string, doc map[string]any) {
 	t.Helper()
 	base := map[string]any{

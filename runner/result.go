@@ -21,7 +21,7 @@ type Stats struct {
 	Max float64 `json:"max"`
 }
 
-// Result is what a scenario's handleSummary writes (CONTRIBUTING.md, "Scenario ↔ runner").
+// Result is what a scenario's handleSummary writes (runner/README.md, "The result file").
 type Result struct {
 	Schema            int                             `json:"schema"`
 	TestID            string                          `json:"testid"`

@@ -103,7 +103,7 @@ func LoadDefinition(proxiesDir, name string) (*Definition, error) {
 	return d, nil
 }
 
-// Vars are the fields a config template and a command may use (CONTRIBUTING.md lists them).
+// Vars are the fields a config template and a command may use (stack/README.md lists them).
 type Vars struct {
 	Name         string
 	Host         string
@@ -246,7 +246,7 @@ func templateError(path string, err error) string {
 		msg = path + ": " + strings.TrimPrefix(msg, "template: ")
 	}
 	if strings.Contains(msg, "can't evaluate field") {
-		msg += "; the fields are " + strings.Join(varsFields(reflect.TypeFor[Vars](), "."), ", ") + " (CONTRIBUTING.md)"
+		msg += "; the fields are " + strings.Join(varsFields(reflect.TypeFor[Vars](), "."), ", ") + " (stack/README.md)"
 	}
 	return msg
 }

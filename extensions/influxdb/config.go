@@ -24,7 +24,7 @@ const (
 	ModeRaw = "raw"
 )
 
-// DefaultAggregateTags are the tags aggregated points keep (the low-cardinality tags of CONTRIBUTING.md,
+// DefaultAggregateTags are the tags aggregated points keep (the low-cardinality tags of scenarios/README.md,
 // plus the status and whether it was expected, and the instance of a split run); every other
 // tag is folded away.
 var DefaultAggregateTags = []string{
