@@ -25,13 +25,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
 
+	"github.com/proxybench/proxybench/settings"
 	"github.com/proxybench/proxybench/stack"
 )
 
@@ -58,12 +61,42 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: proxybench setup|pins|up|down|status|k6|k6-cloud|k8s|bench|soak|calibrate|table|report|compare|certs|exec|health|attach|settings [flags] (see `make help`)")
 		os.Exit(2)
 	}
+	if err := loadDotEnv(".env"); err != nil {
+		fmt.Fprintln(os.Stderr, "proxybench "+os.Args[1]+": "+err.Error())
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := commands[os.Args[1]](ctx, os.Args[2:]); err != nil {
 		fmt.Fprintln(os.Stderr, "proxybench "+os.Args[1]+": "+err.Error())
 		os.Exit(1)
 	}
+}
+
+// loadDotEnv fills in from path (.env) what the environment does not set, as make's
+// `-include .env` does, so that bin/proxybench run by hand takes the settings `make` would:
+// flags first, then the environment, then .env, then the profile.
+func loadDotEnv(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	vals, err := settings.DotEnv(f, path)
+	if err != nil {
+		return err
+	}
+	for k, v := range vals {
+		if _, set := os.LookupEnv(k); !set {
+			if err := os.Setenv(k, v); err != nil {
+				return fmt.Errorf("%s: %s: %w", path, k, err)
+			}
+		}
+	}
+	return nil
 }
 
 // paths come from the environment so that tests can run a second, isolated stack.
