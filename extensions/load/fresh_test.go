@@ -47,12 +47,13 @@ func TestFreshOpensAConnectionPerRequest(t *testing.T) {
 					keepAlive.Add(1) // an HTTP/1.1 fresh request asks the server to close
 				}
 				bodyOf(tc.bytes)(w, r)
-			}))
-			srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-				if s == http.StateNew {
-					accepted.Add(1)
+			}), func(c *http.Server) {
+				c.ConnState = func(_ net.Conn, s http.ConnState) {
+					if s == http.StateNew {
+						accepted.Add(1)
+					}
 				}
-			}
+			})
 			e := newTestEnv(t, roots(srv))
 			const n = 25
 			r := runFresh(t, e, url, fmt.Sprintf(`{url: "URL", proto: %q, expectBytes: 4096, check: "ok"}`, tc.proto), n)

@@ -158,9 +158,12 @@ func bodyIs(body string) http.HandlerFunc {
 }
 
 // serve starts a test server: "h1c" cleartext, "h1" TLS without h2, "h2" TLS with h2.
-func serve(t testing.TB, proto string, h http.Handler) (srv *httptest.Server, url string) {
+func serve(t testing.TB, proto string, h http.Handler, before ...func(*http.Server)) (srv *httptest.Server, url string) {
 	t.Helper()
 	srv = httptest.NewUnstartedServer(h)
+	for _, f := range before {
+		f(srv.Config) // before it serves: the server reads its Config from then on
+	}
 	switch proto {
 	case "h1c":
 		srv.Start()
