@@ -67,18 +67,19 @@ func TestCalibrate(t *testing.T) {
 			t.Errorf("calibrate.json has no %s run:\n%s", want, data)
 		}
 	}
-	// the open-model ladder (MODES=open, among all): h1c only of -protos, the highest rate held
-	// is one of its steps that held, and every step above it did not
-	if len(raw.Ceilings) != 1 || raw.Ceilings[0].Proto != "h1c" {
-		t.Fatalf("ceilings = %+v, want h1c's", raw.Ceilings)
+	// the open-model ladder (MODES=open, among all): h1c and h2, as -protos says; the highest
+	// rate held is one of its steps that held, and every step above it did not
+	if len(raw.Ceilings) != 2 || raw.Ceilings[0].Proto != "h1c" || raw.Ceilings[1].Proto != "h2" {
+		t.Fatalf("ceilings = %+v, want h1c's and h2's", raw.Ceilings)
 	}
-	c := raw.Ceilings[0]
-	if c.Err != "" || c.UnloadedP99 <= 0 || len(c.Steps) == 0 {
-		t.Errorf("h1c ceiling not measured: %+v", c)
-	}
-	for _, st := range c.Steps {
-		if st.P99 <= 0 || st.Held != (st.Why == "") || (st.Held && st.Rate > c.Rate) || (!st.Held && st.Rate <= c.Rate) {
-			t.Errorf("ceiling %v req/s, step %+v does not agree", c.Rate, st)
+	for _, c := range raw.Ceilings {
+		if c.Err != "" || c.UnloadedP99 <= 0 || len(c.Steps) == 0 {
+			t.Errorf("%s ceiling not measured: %+v", c.Proto, c)
+		}
+		for _, st := range c.Steps {
+			if st.P99 <= 0 || st.Held != (st.Why == "") || (st.Held && st.Rate > c.Rate) || (!st.Held && st.Rate <= c.Rate) {
+				t.Errorf("%s ceiling %v req/s, step %+v does not agree", c.Proto, c.Rate, st)
+			}
 		}
 	}
 	if _, err := os.Stat(filepath.Join(h.run, "ceiling.json")); err != nil {

@@ -19,9 +19,8 @@ import (
 var (
 	CalibrateProtos = []string{"h1c", "h1", "h2"}
 	CalibrateModes  = []string{"reused", "fresh", "open"}
-	// ceilingProtos are those the native open model runs (equal load's h2 and h3 run k6's
-	// batches).
-	ceilingProtos = []string{"h1c", "h1"}
+	// ceilingProtos are those the native open model runs (equal load's h3 runs k6's batches).
+	ceilingProtos = []string{"h1c", "h1", "h2"}
 )
 
 // ceilingSeconds is how long each rate of the open-model ladder runs: short, as it climbs

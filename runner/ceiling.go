@@ -39,8 +39,8 @@ type CeilingStep struct {
 	Why  string  `json:"why,omitempty"` // why not held
 }
 
-// OpenCeiling climbs the ladder with the equal-load scenario (the native open model on h1c and
-// h1, on connections kept-alive connections: the bench's pool) against target, each rate for
+// OpenCeiling climbs the ladder with the equal-load scenario (the native open model on h1c, h1
+// and h2, on connections kept-alive connections: the bench's pool) against target, each rate for
 // seconds after a 1 s warm-up, and bisects once between the last rate held and the first not
 // held.
 func (r *Runner) OpenCeiling(ctx context.Context, testid, target, proto string, pid, seconds, connections int) *Ceiling {

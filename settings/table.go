@@ -28,7 +28,7 @@ var table = []Setting{
 	{Name: "RESTART", Kind: Switch, Help: "restart the target before each of its runs", Commands: []string{"bench"}, Local: true},
 	{Name: "PIN", Kind: Text, Help: "CPU pinning: auto, or client=0-3,proxy=4-5,upstream=6-7 (kernel CPU lists; 3 CPUs or more)", Commands: []string{"up", "bench"}, Local: true},
 	{Name: "CALIBRATE_SECONDS", Kind: Text, Default: "3", Help: "seconds per client of bench's calibration against wrk/h2load on direct (0: none)", Commands: []string{"bench"}, Local: true},
-	{Name: "CLIENT", Kind: Choice, Values: []string{"native", "k6"}, Default: "native", Help: "what drives reused and fresh h1c/h1/h2 and equal-load h1c/h1: our native Go loop, or the k6/http scripts", Commands: run, Local: true},
+	{Name: "CLIENT", Kind: Choice, Values: []string{"native", "k6"}, Default: "native", Help: "what drives reused and fresh h1c/h1/h2 and equal-load h1c/h1/h2: our native Go loop, or the k6/http scripts", Commands: run, Local: true},
 	{Name: "RUN_TIMEOUT", Kind: Duration, DefaultIs: "5m + DURATION + WARMUP", Help: "a k6 run not ended by then is stopped as hung (0: never)", Commands: []string{"k6", "bench"}, Local: true},
 	{Name: "SEGMENTS", Kind: Count, Default: "1", Help: "one run split over N k6 instances started together, merged into one result (not probes)", Commands: []string{"k6"}, Local: true, Script: true},
 	// the scenario knobs

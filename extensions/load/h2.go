@@ -42,7 +42,10 @@ type h2Conn struct {
 	goAway     bool   // the server is closing: no new stream
 	unacked    uint32 // connection-level bytes received and not yet handed back
 	ended      []uint32
-	served     int // streams answered on it
+	outs       []outcome   // take's
+	refused    []time.Time // the starts of streams a GOAWAY left unprocessed
+	reader     *h2Reader   // the open model's (openh2.go); nil: the VU reads
+	served     int         // streams answered on it
 }
 
 type h2Stream struct {
@@ -220,13 +223,28 @@ func (h *h2Conn) step(now time.Time) error {
 	if h.dl.due(now) {
 		h.dl.set(now, h.oldest(now))
 	}
+	f, err := h.read()
+	if err != nil {
+		return err
+	}
+	return h.handle(f)
+}
+
+// read reads the next frame.
+func (h *h2Conn) read() (http2.Frame, error) {
 	f, err := h.fr.ReadFrame()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
-		return fmt.Errorf("h2: read: %w", err)
+		return nil, fmt.Errorf("h2: read: %w", err)
 	}
+	return f, nil
+}
+
+// handle applies one frame the server sent: a stream's answer, flow control, settings, a
+// ping, a GOAWAY. An error ends the connection.
+func (h *h2Conn) handle(f http2.Frame) error {
 	switch f := f.(type) {
 	case *http2.MetaHeadersFrame:
 		s := h.streams[f.StreamID]
@@ -281,9 +299,12 @@ func (h *h2Conn) step(now time.Time) error {
 		}
 	case *http2.GoAwayFrame:
 		h.goAway = true
-		for id := range h.streams {
+		for id, st := range h.streams {
 			if id > f.LastStreamID {
-				delete(h.streams, id) // never processed (RFC 9113 6.8): nothing to record
+				// never processed (RFC 9113 6.8): nothing to record; the open model sends it
+				// again on a new connection (refused)
+				h.refused = append(h.refused, st.o.start)
+				delete(h.streams, id)
 			}
 		}
 	}
@@ -322,6 +343,15 @@ func (h *h2Conn) end(id uint32, s *h2Stream) {
 
 // finish records the streams that have ended.
 func (h *h2Conn) finish(rec *recorder) {
+	for _, o := range h.take() {
+		rec.done(o)
+	}
+}
+
+// take removes the streams that have ended and returns their outcomes, valid until the next
+// call.
+func (h *h2Conn) take() []outcome {
+	h.outs = h.outs[:0]
 	for _, id := range h.ended {
 		s := h.streams[id]
 		if s == nil {
@@ -331,8 +361,9 @@ func (h *h2Conn) finish(rec *recorder) {
 			s.o.proto = "HTTP/2.0"
 			h.served++
 		}
-		rec.done(s.o)
+		h.outs = append(h.outs, s.o)
 		delete(h.streams, id)
 	}
 	h.ended = h.ended[:0]
+	return h.outs
 }

@@ -2,7 +2,6 @@ package load
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -17,12 +16,11 @@ import (
 // behind shows as latency instead of as fewer requests (no coordinated omission). A request due
 // while the connection still carried the one before is counted in behind_schedule: the pool
 // had no connection free for it. start_lag is how long after it was due each request left,
-// the client's own timer slack included. HTTP/1.1 only (h1c, h1): one request in flight per
-// connection, so the pool's size is the plan's connections.
+// the client's own timer slack included. Over HTTP/1.1 (h1c, h1) a connection carries one
+// request at a time, so the pool's size is the plan's connections; over HTTP/2 (openh2.go) each
+// request is a new stream on the VU's connection, up to the server's limit of streams in
+// flight.
 func (c *Client) Open(first, until, rate float64) (Result, error) {
-	if c.p.Proto == "h2" {
-		return Result{}, errors.New("open: the open model runs on h1c and h1; h2 equal load runs on k6/http's batches")
-	}
 	if !(rate > 0) {
 		return Result{}, fmt.Errorf("open: rate %v: requests a second on this connection, more than 0", rate)
 	}
@@ -39,7 +37,12 @@ func (c *Client) Open(first, until, rate float64) (Result, error) {
 		due = c.sched.next
 	}
 	c.sched = schedule{first: epochMs(first), until: deadline}
-	c.sched.next = c.runOpen(ctx, state, rec, due, deadline, time.Duration(float64(time.Second)/rate))
+	interval := time.Duration(float64(time.Second) / rate)
+	if c.p.Proto == "h2" {
+		c.sched.next = c.runOpenH2(ctx, state, rec, due, deadline, interval)
+	} else {
+		c.sched.next = c.runOpen(ctx, state, rec, due, deadline, interval)
+	}
 	if ctx.Err() != nil {
 		c.drop()
 	}

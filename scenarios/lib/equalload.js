@@ -1,6 +1,6 @@
 // The equal-load scenario, on either client: equal-load.js (k6/http's constant-arrival-rate,
-// for a stock k6 and k6 cloud) and native/equal-load.js (the native open-model loop for h1c and
-// h1; h2 and h3 keep k6's batches there too).
+// for a stock k6 and k6 cloud) and native/equal-load.js (the native open-model loop for h1c, h1
+// and h2; h3 keeps k6's batches there too).
 import exec from 'k6/execution';
 import { checkRoot, requestParams } from './checks.js';
 import { client } from './client.js';
@@ -11,10 +11,10 @@ import { batchSender, setupRoot } from './scenario.js';
 import { summarize } from './summary.js';
 
 // equalLoadScenario builds the script. nativeLoop, when given, makes the VU's loop for the
-// native open model (lib/native.js); it runs h1c and h1 only.
+// native open model (lib/native.js); it runs h1c, h1 and h2 (not h3: QUIC is not its).
 export function equalLoadScenario({ scenario, nativeLoop }) {
   const cfg = loadConfig({ scenario });
-  if (nativeLoop && !cfg.proto.mux) {
+  if (nativeLoop && !cfg.proto.quic) {
     return openModel(cfg, nativeLoop);
   }
   const out = planOutput(cfg);
@@ -44,7 +44,8 @@ export function equalLoadScenario({ scenario, nativeLoop }) {
 // openModel: CONNECTIONS VUs, each one kept-alive connection (opened in the warm-up) on which
 // the native loop sends RATE/CONNECTIONS requests a second on a fixed schedule, the VUs'
 // schedules interleaved so that the requests are due evenly, RATE a second in all. Latency is
-// measured from when each request was due (k6/x/proxybench/load's open()).
+// measured from when each request was due (k6/x/proxybench/load's open()). Over h2 each
+// request is a stream of its own, sent when due whatever is in flight on the connection.
 function openModel(cfg, nativeLoop) {
   cfg.client = 'native';
   const out = planOutput(cfg);

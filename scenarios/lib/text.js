@@ -28,6 +28,10 @@ function shape(r) {
   }
   if (r.mode === 'equal-load') {
     const [pre, most] = c.vus;
+    if (r.client === 'native') {
+      // lib/equalload.js openModel: over h2, as many streams as are due, up to the server's limit
+      return `${c.rate} req/s offered (open model: each request sent when due), ${most} connections`;
+    }
     const pool = c.streams ? `${pre} to ${most} connections × ${c.streams} streams` : `${pre} to ${most} VUs`;
     return `${c.rate} req/s offered (constant arrival rate), ${pool}`;
   }
