@@ -27,6 +27,7 @@ type Client struct {
 
 	warned bool // the server's stream limit was said
 
+	tcp   *tcpDialer  // made by the first dial (dialerFor)
 	times *dialTimes  // set by the fresh loop: the handshakes of the connection dialled last
 	sched schedule    // the open model's last schedule (open.go)
 	fresh *freshParts // the fresh loop's request and reader, made by its first call
@@ -106,7 +107,11 @@ func epochMs(v float64) time.Time {
 
 // connect dials a new connection and makes it the one abort closes.
 func (c *Client) connect(ctx context.Context, state *lib.State, rec *recorder, under func(net.Conn) net.Conn) (net.Conn, error) {
-	conn, err := dial(ctx, state, c.p, under, c.times)
+	td, err := c.dialerFor(state)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := dial(ctx, state, td, c.p, under, c.times)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.k6.io/k6/v2/lib/netext"
+	"go.k6.io/k6/v2/lib/types"
 )
 
 // runFresh makes a client of opts (URL replaced) and sends n fresh requests.
@@ -99,4 +101,47 @@ func TestFreshCountsFailedDials(t *testing.T) {
 	assert.Equal(t, result{Requests: 3, Failed: 3}, r)
 	assert.Zero(t, got.samples["http_req_connecting"], "a failed dial is not timed")
 	assert.Equal(t, 3.0, got.failed, "http_req_failed")
+}
+
+// The fresh loop dials as k6's dialer would (the hosts option maps the URL's name, as every
+// test here relies on): a blocked hostname fails every request with nothing dialled, and the
+// bytes of the requests that went count in the dialer's counters (data_sent, data_received).
+func TestFreshDialsAsK6Would(t *testing.T) {
+	t.Parallel()
+	t.Run("blocked hostname", func(t *testing.T) {
+		t.Parallel()
+		var accepted atomic.Int64
+		srv, url := serve(t, "h1c", bodyOf(4096), func(c *http.Server) {
+			c.ConnState = func(_ net.Conn, s http.ConnState) {
+				if s == http.StateNew {
+					accepted.Add(1)
+				}
+			}
+		})
+		e := newTestEnv(t, roots(srv))
+		blocked, err := types.NewHostnameTrie([]string{testHost})
+		require.NoError(t, err)
+		dialer(t, e).BlockedHostnames = blocked
+		r := runFresh(t, e, url, `{url: "URL", proto: "h1c", expectBytes: 4096, check: "ok"}`, 3)
+		assert.Equal(t, result{Requests: 3, Failed: 3}, r)
+		assert.Zero(t, accepted.Load(), "connections the server accepted")
+	})
+	t.Run("byte counters", func(t *testing.T) {
+		t.Parallel()
+		srv, url := serve(t, "h1c", bodyOf(4096))
+		e := newTestEnv(t, roots(srv))
+		r := runFresh(t, e, url, `{url: "URL", proto: "h1c", expectBytes: 4096, check: "ok"}`, 4)
+		require.Equal(t, 4, r.Requests)
+		d := dialer(t, e)
+		assert.Greater(t, d.BytesRead, int64(4*4096), "bytes read: 4 answers of 4096 bytes and their heads")
+		assert.Positive(t, d.BytesWritten, "bytes written")
+	})
+}
+
+// dialer is the test VU's k6 dialer.
+func dialer(t *testing.T, e *testEnv) *netext.Dialer {
+	t.Helper()
+	d, ok := e.rt.VU.StateField.Dialer.(*netext.Dialer)
+	require.True(t, ok)
+	return d
 }
