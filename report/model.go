@@ -42,7 +42,7 @@ type Bench struct {
 	// config_hashes, profile, pinning, git_commit; engine/manifest.go writes it).
 	Manifest map[string]any `json:"manifest,omitempty"`
 	// Settings are the scenario knobs the runs reported (their result's `config`): duration,
-	// warmup, connections, streams, requests, fresh_connections, samples, upload_bytes. Values
+	// warmup, connections, streams, requests, fresh_connections, fresh_duration, samples, upload_bytes. Values
 	// that differ between runs are joined with ", ".
 	Settings  map[string]string `json:"settings,omitempty"`
 	Cells     []Cell            `json:"cells"`
@@ -391,8 +391,9 @@ func (c *Cell) ValidRuns() int {
 }
 
 // MeanResources is the mean of rs, field by field, except RSSPeakMB and TargetProcs (the
-// largest: a peak is a peak), ClientBound (any run: the flag must not average away) and
-// Samples (the total). nil for no input.
+// largest: a peak is a peak), ClientBound (any run: the flag must not average away),
+// Samples (the total) and the load-phase CPU pair (only when every run had a load phase: a
+// mean of phases and whole lives would be neither). nil for no input.
 func MeanResources(rs []*runner.Resources) *runner.Resources {
 	if len(rs) == 0 {
 		return nil
@@ -419,6 +420,13 @@ func MeanResources(rs []*runner.Resources) *runner.Resources {
 		m.OtherCPUShare = math.Max(m.OtherCPUShare, r.OtherCPUShare)
 		m.OutsideLoad = m.OutsideLoad || r.OutsideLoad
 		m.Samples += r.Samples
+		m.ClientLoadCPUSeconds += r.ClientLoadCPUSeconds / n
+		m.TargetLoadCPUSeconds += r.TargetLoadCPUSeconds / n
+	}
+	for _, r := range rs {
+		if r.ClientLoadCPUSeconds <= 0 || r.TargetLoadCPUSeconds <= 0 {
+			m.ClientLoadCPUSeconds, m.TargetLoadCPUSeconds = 0, 0
+		}
 	}
 	return &m
 }

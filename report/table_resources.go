@@ -48,8 +48,8 @@ func resourcesTable(b *Bench) table {
 	return t
 }
 
-// ClientHeavy is the ratio of the client's CPU to the target's from which a fresh cell is
-// flagged client-heavy: its handshakes cost k6 that much more than the target, so its rate
+// ClientHeavy is the ratio of the client's CPU to the target's while the load ran
+// (Resources.ClientOverTarget) from which a fresh cell is flagged client-heavy: its handshakes cost k6 that much more than the target, so its rate
 // says more about the client than about the target.
 const ClientHeavy = 2.0
 

@@ -36,7 +36,7 @@ func throughputTable(b *Bench, mode string) table {
 			"req/s follows: on a machine the client shares with the target it is partly the client's."
 		t.Head = append([]string{"protocol", "target", "target CPU µs/conn", "conn→first byte p50 ms", "conn→first byte p99 ms"}, t.Head[2:]...)
 		t.Head = append(t.Head, "connect p50 ms", "TLS p50 ms")
-		t.Notes = append(t.Notes, "† on req/s: the client used more CPU than the target during the run, so the rate is more the client's than the target's.")
+		t.Notes = append(t.Notes, "† on req/s: the client used more CPU than the target while the requests ran (sampled together over the client's load phase: k6's start-up and summary left out), so the rate is more the client's than the target's. Client-heavy: twice as much.")
 	}
 	t.Head = append(t.Head, "client CPU share", "upstream conns /1k req", "upstream answered", "valid")
 	t.Empty = "No " + mode + "-connection cells in this bench."
@@ -55,9 +55,9 @@ func throughputTable(b *Bench, mode string) table {
 			v += ", client-bound"
 			class = classBound
 		}
-		if r := c.Resources; mode == "fresh" && c.Valid && r != nil && r.TargetCPUSeconds > 0 && r.ClientCPUSeconds >= ClientHeavy*r.TargetCPUSeconds {
+		if r := c.Resources; mode == "fresh" && c.Valid && r != nil && r.ClientOverTarget() >= ClientHeavy {
 			// the handshakes cost the client more than the target: its rate is the client's
-			v += fmt.Sprintf(", client-heavy (k6 used %.1f× the target's CPU)", r.ClientCPUSeconds/r.TargetCPUSeconds)
+			v += fmt.Sprintf(", client-heavy (k6 used %.1f× the target's CPU)", r.ClientOverTarget())
 			class = classBound
 		}
 		if c.Valid && c.Resources != nil && c.Resources.OutsideLoad {
@@ -70,7 +70,7 @@ func throughputTable(b *Bench, mode string) table {
 		}
 		if c.Valid && c.RPS.N > 0 {
 			rps := fmtInt(c.RPS.Median)
-			if r := c.Resources; mode == "fresh" && r != nil && r.TargetCPUSeconds > 0 && r.ClientCPUSeconds > r.TargetCPUSeconds {
+			if r := c.Resources; mode == "fresh" && r != nil && r.ClientOverTarget() > 1 {
 				rps += " †"
 			}
 			r = append(r, rps, cvText(c.RPS), runsText(c), vsText(c), ms(c.P50.Median), ms(c.P99.Median))

@@ -27,6 +27,13 @@ type Resources struct {
 	WallSeconds           float64 `json:"wall_s"`       // sampler start → stop
 
 	ClientCPUSeconds float64 `json:"client_cpu_s"`
+	// ClientLoadCPUSeconds and TargetLoadCPUSeconds are what the client and the target used
+	// over the client's load phase, sampled at the same times; 0 when the phase was too short
+	// to tell from the whole life (loadPhase). Their ratio is the one that says whether the
+	// client outspent the target while the requests ran: k6's start-up and summary (≈ 0.3 s
+	// of CPU here) are no part of it.
+	ClientLoadCPUSeconds float64 `json:"client_load_cpu_s,omitempty"`
+	TargetLoadCPUSeconds float64 `json:"target_load_cpu_s,omitempty"`
 	// ClientLoadSeconds is how long the client's load phase lasted: the part of its life the
 	// figures below are judged on (see loadPhase: from 10% to 90% of its CPU time).
 	ClientLoadSeconds float64 `json:"client_load_s"`
@@ -110,11 +117,11 @@ func AllRequests(path string) (float64, error) {
 	return n, nil
 }
 
-// clientPoint is the client's CPU (clock ticks since it started) and its CPUs' idle time
-// (clock ticks since boot) at one time.
+// clientPoint is the client's CPU (clock ticks since it started), its CPUs' idle time (clock
+// ticks since boot) and the target's CPU (clock ticks over the cell) at one time.
 type clientPoint struct {
-	at        time.Time
-	cpu, idle uint64
+	at                time.Time
+	cpu, idle, target uint64
 }
 
 // loadPhase is the part of the client's life that the utilisation is judged on: from the
@@ -122,15 +129,28 @@ type clientPoint struct {
 // load itself, without k6's start-up (the script's compilation), the gap after the warm-up
 // nor setup() and the summary, whose idle time would dilute a client that was flat out while
 // the load ran. The whole life when that part is shorter than a second or has too few samples.
-func loadPhase(tr []clientPoint) (from, to clientPoint) {
+// phase tells which: false for the whole life.
+func loadPhase(tr []clientPoint) (from, to clientPoint, phase bool) {
 	from, to = tr[0], tr[len(tr)-1]
 	total := to.cpu - tr[0].cpu
 	i := slices.IndexFunc(tr, func(p clientPoint) bool { return (p.cpu-tr[0].cpu)*10 >= total })
 	j := slices.IndexFunc(tr, func(p clientPoint) bool { return (p.cpu-tr[0].cpu)*10 >= total*9 })
 	if total == 0 || i < 0 || j-i < 5 || tr[j].at.Sub(tr[i].at) < time.Second {
-		return from, to
+		return from, to, false
 	}
-	return tr[i], tr[j]
+	return tr[i], tr[j], true
+}
+
+// ClientOverTarget is the client's CPU over the target's while the load ran: over the client's
+// load phase when it had one, else over their whole figures; 0 when the target used none.
+func (r *Resources) ClientOverTarget() float64 {
+	if r.ClientLoadCPUSeconds > 0 && r.TargetLoadCPUSeconds > 0 {
+		return r.ClientLoadCPUSeconds / r.TargetLoadCPUSeconds
+	}
+	if r.TargetCPUSeconds > 0 {
+		return r.ClientCPUSeconds / r.TargetCPUSeconds
+	}
+	return 0
 }
 
 // setClient fills the client figures judged over its load phase from what it used of its CPUs

@@ -134,18 +134,41 @@ func TestLoadPhase(t *testing.T) {
 		name             string
 		tr               []clientPoint
 		wantFrom, wantTo int // indexes into tr
+		wantPhase        bool
 	}{
 		// 1 s of start-up (no CPU), 10 s of load at 20 ticks a point, 1 s of summary
-		{"start-up and summary left out", trace(61, func(i int) uint64 { return uint64(min(max(i-5, 0), 50)) * 20 }), 10, 50},
-		{"too short: the whole life", trace(6, func(i int) uint64 { return uint64(i) * 20 }), 0, 5},
-		{"no CPU at all: the whole life", trace(20, func(int) uint64 { return 0 }), 0, 19},
+		{"start-up and summary left out", trace(61, func(i int) uint64 { return uint64(min(max(i-5, 0), 50)) * 20 }), 10, 50, true},
+		{"too short: the whole life", trace(6, func(i int) uint64 { return uint64(i) * 20 }), 0, 5, false},
+		{"no CPU at all: the whole life", trace(20, func(int) uint64 { return 0 }), 0, 19, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			from, to := loadPhase(tc.tr)
-			if from != tc.tr[tc.wantFrom] || to != tc.tr[tc.wantTo] {
+			from, to, phase := loadPhase(tc.tr)
+			if from != tc.tr[tc.wantFrom] || to != tc.tr[tc.wantTo] || phase != tc.wantPhase {
 				t.Errorf("loadPhase = points at %v → %v, want %v → %v", from.at.Sub(t0), to.at.Sub(t0),
 					tc.tr[tc.wantFrom].at.Sub(t0), tc.tr[tc.wantTo].at.Sub(t0))
+			}
+		})
+	}
+}
+
+func TestClientOverTarget(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		r    Resources
+		want float64
+	}{
+		// 0.3 s of k6's start-up and summary on 1.5 s of load that cost the target 1 s
+		{"the load phase, start-up left out", Resources{ClientCPUSeconds: 1.8, TargetCPUSeconds: 1, ClientLoadCPUSeconds: 1.2, TargetLoadCPUSeconds: 0.8}, 1.5},
+		{"no load phase: the whole figures", Resources{ClientCPUSeconds: 1.8, TargetCPUSeconds: 1}, 1.8},
+		{"a target that used nothing in the phase: the whole figures", Resources{ClientCPUSeconds: 1.8, TargetCPUSeconds: 1, ClientLoadCPUSeconds: 1.2}, 1.8},
+		{"a target that used nothing", Resources{ClientCPUSeconds: 1.8}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.r.ClientOverTarget(); math.Abs(got-tc.want) > 1e-9 {
+				t.Errorf("ClientOverTarget() = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -154,7 +154,7 @@ func (s *Sampler) endClient() {
 // err when it could not be) to the trace; s.mu is held.
 func (s *Sampler) traceClient(at time.Time, idle uint64, err error) {
 	s.idleOK = s.idleOK && err == nil && idle >= s.trace[len(s.trace)-1].idle
-	s.trace = append(s.trace, clientPoint{at: at, cpu: s.client.delta(), idle: idle})
+	s.trace = append(s.trace, clientPoint{at: at, cpu: s.client.delta(), idle: idle, target: s.target.delta()})
 }
 
 func (s *Sampler) loop(interval time.Duration) {
@@ -205,8 +205,11 @@ func (s *Sampler) Stop() Resources {
 	}
 	if s.client != nil {
 		n := len(s.clientCPUs)
-		from, to := loadPhase(s.trace)
+		from, to, phase := loadPhase(s.trace)
 		cpu := ticksToSeconds(to.cpu - from.cpu)
+		if phase {
+			r.ClientLoadCPUSeconds, r.TargetLoadCPUSeconds = cpu, ticksToSeconds(to.target-from.target)
+		}
 		wall := to.at.Sub(from.at).Seconds()
 		// Without /proc/stat, as if the client had its CPUs to itself: whatever it did not
 		// use counts as idle.
