@@ -27,7 +27,7 @@ COMPOSE ?= docker compose
 export COMPOSE_PROFILES GODOXY_BIN GODOXY_RELEASE TLS_PROFILE
 # The scenario knobs reach k6's scripts through the environment, from the command line or .env
 # alike (empty: the profile's value).
-export DURATION WARMUP CONNECTIONS STREAMS REQUESTS FRESH_CONNECTIONS SAMPLES UPLOAD_BYTES
+export DURATION WARMUP CONNECTIONS STREAMS REQUESTS FRESH_CONNECTIONS FRESH_DURATION SAMPLES UPLOAD_BYTES
 export SOAK_INTERVAL
 # …and the runner's: a k6 run not ended after RUN_TIMEOUT is stopped as hung (0: never).
 export RUN_TIMEOUT

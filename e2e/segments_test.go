@@ -40,7 +40,8 @@ func TestSegmentedRuns(t *testing.T) {
 		}
 		return log.String()
 	}
-	freshEnv := []string{"REQUESTS=2000", "FRESH_CONNECTIONS=8"}
+	// FRESH_DURATION=1ms: the native instance sends REQUESTS exactly, as the split k6/http one does
+	freshEnv := []string{"REQUESTS=2000", "FRESH_CONNECTIONS=8", "FRESH_DURATION=1ms"}
 
 	k6(freshEnv, "-scenario", "fresh-h1c", "-targets", "direct", "-testid", "e2e-seg-one")
 	one := loadResult(t, filepath.Join(h.results, "e2e-seg-one", "fresh-h1c-direct.json"))

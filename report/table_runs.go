@@ -56,6 +56,7 @@ func runDetails(b *Bench) table {
 	add("HTTP/2 and HTTP/3 streams per connection", s["streams"])
 	add("Fresh: requests (one connection each)", s["requests"])
 	add("Fresh: concurrent connections", s["fresh_connections"])
+	add("Fresh: least window (native loop: past the requests until then)", s["fresh_duration"])
 	add("Probe samples", s["samples"])
 	if v := s["upload_bytes"]; v != "" {
 		if n, err := strconv.Atoi(v); err == nil && n%1024 == 0 {

@@ -45,6 +45,7 @@ type Profile struct {
 	Streams          int    `json:"streams"`
 	Requests         int    `json:"requests"`
 	FreshConnections int    `json:"fresh_connections"`
+	FreshDuration    string `json:"fresh_duration"` // the native fresh loop's least window
 	Samples          int    `json:"samples"`
 	Runs             int    `json:"runs"` // of each throughput cell in a bench, when RUNS is not given
 }
@@ -123,7 +124,7 @@ func parse(data []byte) (*catalogueFile, error) {
 		return nil, fmt.Errorf("scenarios/catalogue.json: %d equal-load scenarios, at most one", equalLoads)
 	}
 	for name, p := range f.Profiles {
-		if p.Duration == "" || p.Warmup == "" || min(p.Connections, p.Streams, p.Requests, p.FreshConnections, p.Samples, p.Runs) < 1 {
+		if p.Duration == "" || p.Warmup == "" || p.FreshDuration == "" || min(p.Connections, p.Streams, p.Requests, p.FreshConnections, p.Samples, p.Runs) < 1 {
 			return nil, fmt.Errorf("scenarios/catalogue.json: profile %s: every field is needed, every count at least 1", name)
 		}
 	}

@@ -38,6 +38,7 @@ var table = []Setting{
 	{Name: "STREAMS", Knob: true, Kind: Count, Profile: "streams", Help: "h2 and h3: streams in flight per connection", Commands: anywhere, Script: true},
 	{Name: "REQUESTS", Knob: true, Kind: Count, Profile: "requests", Help: "fresh: requests, each on a new connection", Commands: anywhere, Script: true},
 	{Name: "FRESH_CONNECTIONS", Knob: true, Kind: Count, Profile: "fresh_connections", Help: "fresh: connections opened at a time", Commands: anywhere, Script: true},
+	{Name: "FRESH_DURATION", Knob: true, Kind: Duration, Profile: "fresh_duration", Help: "fresh on the native loop: the least its window lasts; past REQUESTS it goes on, one request per new connection, until then (k6/http runs REQUESTS exactly)", Commands: anywhere, Script: true},
 	{Name: "SAMPLES", Knob: true, Kind: Count, Profile: "samples", Help: "probes: samples per run", Commands: anywhere, Script: true},
 	{Name: "UPLOAD_BYTES", Knob: true, Kind: Count, Default: "262144", Help: "upload: the body's bytes", Commands: anywhere, Script: true},
 	// soak

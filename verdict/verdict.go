@@ -74,6 +74,9 @@ type Counts struct {
 // Plan is what the script set out to do: the figures its totals are held to.
 type Plan struct {
 	ExpectedRequests *float64 `json:"expected_requests,omitempty"`
+	// MinRequests is the floor of a plan that goes on past it for a time (the native fresh
+	// loop until FRESH_DURATION).
+	MinRequests *float64 `json:"min_requests,omitempty"`
 	// ExpectedIterations, when set, is the iterations the plan runs if not one per request
 	// (the native fresh loop: one per VU, each sending its share).
 	ExpectedIterations *float64 `json:"expected_iterations,omitempty"`
@@ -265,6 +268,9 @@ func nothingMeasured(r Run) string {
 }
 
 func requestsNotAllDone(r Run) string {
+	if m := r.Plan.MinRequests; m != nil && r.Requests < *m {
+		return fmt.Sprintf("%s %s completed, want at least %s", n(r.Requests), unit(r), n(*m))
+	}
 	e := r.Plan.ExpectedRequests
 	if e == nil || r.Requests == *e {
 		return ""

@@ -36,6 +36,17 @@ func freshH1c() Run {
 	}
 }
 
+// freshNative is a valid fresh-h1c run on the native loop (a floor of 2000 requests, one
+// iteration for each of 32 VUs) but for its count: n requests, each on a new connection.
+func freshNative(n float64) Run {
+	r := freshH1c()
+	r.Plan.ExpectedRequests, r.Plan.MinRequests, r.Plan.ExpectedIterations = nil, f64(2000), f64(32)
+	r.Requests, r.Passes, r.NewConnections = n, n, f64(n)
+	r.ProtosSeen["HTTP/1.1"], r.Counts.Iterations = n, 32
+	r.Counts.Answered, r.Upstream = n+1, NewUpstream(n+1, n+1, 32)
+	return r
+}
+
 // streamProbe is a valid stream probe of 12 samples over h1c, on one warm connection.
 func streamProbe() Run {
 	return Run{
@@ -59,6 +70,13 @@ func TestJudge(t *testing.T) {
 	}, {
 		name: "fresh: valid",
 		run:  freshH1c,
+	}, {
+		name: "fresh on the native loop: past its floor until its window ended",
+		run:  func() Run { return freshNative(9000) },
+	}, {
+		name: "fresh on the native loop: short of its floor",
+		run:  func() Run { return freshNative(1990) },
+		want: []string{"1990 requests completed, want at least 2000"},
 	}, {
 		name: "a cache: the upstream answered a handful",
 		run: func() Run {

@@ -117,6 +117,8 @@ export function loadConfig({ scenario, websocket = false, client }) {
       'FRESH_CONNECTIONS',
       env('FRESH_CONNECTIONS') || (env('CONNECTIONS') ? connections : p.freshConnections),
     ),
+    freshDuration: env('FRESH_DURATION') || p.freshDuration,
+    freshDurationS: seconds('FRESH_DURATION', env('FRESH_DURATION') || p.freshDuration),
     samples: positiveInt('SAMPLES', env('SAMPLES') || p.samples),
     uploadBytes: positiveInt('UPLOAD_BYTES', env('UPLOAD_BYTES') || DEFAULT_UPLOAD_BYTES),
     summaryJson: env('SUMMARY_JSON'),

@@ -77,10 +77,15 @@ export function freshShare(requests, vus, iterations, i, k) {
 }
 
 // nativeFreshScenario builds fresh-<proto> for h1c, h1 or h2 on the native loop: REQUESTS
-// requests, each on a connection of its own, FRESH_CONNECTIONS at a time. Each VU sends its
-// share of REQUESTS (they differ by at most one) in a few iterations (freshIterations), so the k6 iteration around every request is gone with the rest of k6/http's cost.
+// requests at least, each on a connection of its own, FRESH_CONNECTIONS at a time. Each VU
+// sends its share of REQUESTS (they differ by at most one) in a few iterations
+// (freshIterations), so the k6 iteration around every request is gone with the rest of
+// k6/http's cost; in its last one it goes on until FRESH_DURATION after the scenario's start.
+// That floor is for the fast protocols: 2,000 cleartext requests last 0.4 s here, too short a
+// window for a stable req/s, while a TLS run of as many lasts it anyway.
 // The run is held to what the k6/http twin is: every request timed its own TCP (and TLS)
-// handshake, REQUESTS of them, and rps over the first request's start to the last one's end.
+// handshake, REQUESTS of them at least, and rps over the first request's start to the last
+// one's end.
 export function nativeFreshScenario({ scenario }) {
   const cfg = loadConfig({ scenario, client: NATIVE_CLIENT });
   if (segmented()) {
@@ -99,18 +104,23 @@ export function nativeFreshScenario({ scenario }) {
     tags: { route: cfg.route },
   };
   options.thresholds[`iterations${sel(cfg)}`] = [`count==${vus * iterations}`];
-  options.thresholds[`http_reqs${sel(cfg)}`] = [`count==${cfg.requests}`];
+  options.thresholds[`http_reqs${sel(cfg)}`] = [`count>=${cfg.requests}`];
   return {
     options,
     setup: () => setupRoot(cfg, out),
     iteration() {
-      const n = freshShare(cfg.requests, vus, iterations, exec.vu.idInTest - 1, exec.vu.iterationInScenario);
+      const k = exec.vu.iterationInScenario;
+      const n = freshShare(cfg.requests, vus, iterations, exec.vu.idInTest - 1, k);
       clockMs.add(now());
       loop.fresh(n, Date.now() + 10 * 60 * 1000);
+      const floor = exec.scenario.startTime + cfg.freshDurationS * 1000;
+      if (k === iterations - 1 && Date.now() < floor) {
+        loop.fresh(Number.MAX_SAFE_INTEGER, floor);
+      }
       clockMs.add(now());
     },
     handleSummary(data) {
-      return summarize(data, cfg, out, { expected: cfg.requests, iterations: vus * iterations, extra: FRESH_EXTRA });
+      return summarize(data, cfg, out, { expected: cfg.requests, atLeast: true, iterations: vus * iterations, extra: FRESH_EXTRA });
     },
   };
 }

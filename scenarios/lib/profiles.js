@@ -12,5 +12,5 @@ export function profile(name) {
   if (!p) {
     throw new Error(`unknown PROFILE "${name}": profiles are ${Object.keys(CATALOGUE.profiles).join(', ')}`);
   }
-  return { ...p, freshConnections: p.fresh_connections };
+  return { ...p, freshConnections: p.fresh_connections, freshDuration: p.fresh_duration };
 }

@@ -79,6 +79,8 @@ function failedCheckNames(group, out = []) {
 //   latency, ttfb: trend names for latency_ms and ttfb_ms (default http_req_duration/_waiting)
 //   extra: { key: trend name } → extra[key] (selected on the measured scenario)
 //   expected: how many requests (or sessions) the run must complete, if fixed
+//   atLeast: expected is a floor, not the count (the native fresh loop goes on past it until
+//     FRESH_DURATION has passed)
 //   iterations: how many iterations it must run, when not one per expected request (the native
 //     fresh loop: one per VU)
 //   bodyBytes: the size of the body its checks compare byte for byte (default: /'s)
@@ -284,7 +286,7 @@ function countsOf(data, cfg, spec, result, { unit, opened }) {
 // options.js are made from the same ones, for a stock k6's exit code).
 function planOf(cfg, spec, vus) {
   const p = {};
-  if (spec.expected !== undefined) p.expected_requests = spec.expected;
+  if (spec.expected !== undefined) p[spec.atLeast ? 'min_requests' : 'expected_requests'] = spec.expected;
   if (spec.iterations !== undefined) p.expected_iterations = spec.iterations;
   if (vus !== undefined) {
     p.connections_planned = vus;
@@ -322,6 +324,7 @@ function configOf(cfg, spec) {
   } else if (cfg.mode === 'fresh') {
     c.requests = cfg.requests;
     c.fresh_connections = Math.min(cfg.freshConnections, cfg.requests);
+    if (spec.atLeast) c.fresh_duration = cfg.freshDuration;
   } else {
     c.samples = cfg.samples;
     if (cfg.route === '/upload') c.upload_bytes = cfg.uploadBytes;

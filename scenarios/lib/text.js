@@ -35,7 +35,10 @@ function shape(r) {
     const pool = c.streams ? `${pre} to ${most} connections × ${c.streams} streams` : `${pre} to ${most} VUs`;
     return `${c.rate} req/s offered (constant arrival rate), ${pool}`;
   }
-  if (r.mode === 'fresh') return `${num(c.requests)} requests, ${c.fresh_connections} at a time, each on a new connection`;
+  if (r.mode === 'fresh') {
+    const n = c.fresh_duration ? `at least ${num(c.requests)} requests and ${c.fresh_duration}` : `${num(c.requests)} requests`;
+    return `${n}, ${c.fresh_connections} at a time, each on a new connection`;
+  }
   return `${c.samples} sample${c.samples === 1 ? '' : 's'}${c.upload_bytes ? ` of ${num(c.upload_bytes)} bytes` : ''}, 1 VU`;
 }
 
