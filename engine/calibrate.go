@@ -155,8 +155,8 @@ func PeersInstalled() error {
 
 func (c *Calibration) print() {
 	w := c.Stdout
-	fmt.Fprintf(w, "\n== client calibration: %d connections, h2 %d streams each, %d s per client; fresh: %d requests  (testid %s)\n",
-		c.Connections, c.Streams, c.Seconds, c.Requests, c.TestID)
+	fmt.Fprintf(w, "\n== client calibration: %d connections, h2 %d streams each, %d s per client; fresh: %d requests (k6-native: at least, and on until %d s)  (testid %s)\n",
+		c.Connections, c.Streams, c.Seconds, c.Requests, c.Seconds, c.TestID)
 	fmt.Fprintf(w, "%8s %6s %6s %9s %6s %10s %9s %16s %17s %16s %9s\n", "target", "mode", "proto", "client", "round",
 		"requests", "req/s", "client CPU-µs/req", "req/client CPU-s", "target CPU-µs/req", "vs peer")
 	for _, r := range c.rows {
