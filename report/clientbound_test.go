@@ -63,3 +63,48 @@ func TestEqualLoadClientBound(t *testing.T) {
 		})
 	}
 }
+
+// TestEqualLoadTies: p99s at equal load are ordered only where the measurement can order them:
+// not closer than the client's own lateness (start_lag p99), not overlapping over the runs.
+func TestEqualLoadTies(t *testing.T) {
+	t.Parallel()
+	type runs struct{ p99, lag []float64 }
+	tests := []struct {
+		name string
+		by   map[string]runs
+		want string
+	}{
+		{"within the client's lateness", map[string]runs{
+			"nginx": {[]float64{3.2}, []float64{1.2}}, "h2o": {[]float64{3.6}, []float64{1.1}}, "caddy": {[]float64{70}, []float64{1.2}},
+		}, "nginx 3.20 ms ≈ h2o 3.60 ms; caddy 70.00 ms (≈: "},
+		{"apart by more than the lateness", map[string]runs{
+			"nginx": {[]float64{3.2}, []float64{0.3}}, "h2o": {[]float64{3.6}, []float64{0.3}},
+		}, "nginx 3.20 ms; h2o 3.60 ms"},
+		{"overlapping over the runs", map[string]runs{
+			"nginx": {[]float64{2, 5, 3}, nil}, "haproxy": {[]float64{4, 6, 6.5}, nil},
+		}, "nginx 3.00 ms ≈ haproxy 6.00 ms (≈: "},
+		{"apart in every run", map[string]runs{
+			"nginx": {[]float64{2, 2.5, 3}, nil}, "haproxy": {[]float64{4, 4.5, 5}, nil},
+		}, "nginx 2.50 ms; haproxy 4.50 ms"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := New("t", "smoke", nil)
+			for target, r := range tt.by {
+				for i, p := range r.p99 {
+					e := EqualLoadCell{Target: target, Proto: "h2", RateRPS: 2000, Requests: 20000, P50: 1, P99: p, Valid: true, Run: i + 1}
+					if r.lag != nil {
+						e.StartLagP99 = r.lag[i]
+					}
+					b.AddEqualLoad(e)
+				}
+			}
+			b.Finish()
+			lines := strings.Join(equalLoadLines(b), "\n")
+			if !strings.Contains(lines, "2,000 req/s: "+tt.want) {
+				t.Errorf("headline %q lacks %q", lines, tt.want)
+			}
+		})
+	}
+}

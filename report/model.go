@@ -134,7 +134,11 @@ type EqualLoadCell struct {
 	P50      float64 `json:"p50_ms"`
 	P99      float64 `json:"p99_ms"`
 	P999     float64 `json:"p999_ms"`
-	Dropped  float64 `json:"dropped"` // dropped iterations: the target could not keep up
+	// StartLagP99 is the client's own lateness: the p99 of how long after it was due a request
+	// left (the native open model's start_lag; 0 when the client does not record it). Two p99s
+	// closer than that are not told apart (equalLoadLines).
+	StartLagP99 float64 `json:"start_lag_p99_ms,omitempty"`
+	Dropped     float64 `json:"dropped"` // dropped iterations: the target could not keep up
 	// Overload says the target could not sustain the rate (dropped iterations): a result of
 	// the cell, shown as such, not a reason it is invalid.
 	Overload string `json:"overload,omitempty"`
@@ -696,7 +700,8 @@ func equalLoadCell(file string, rf *runFile) EqualLoadCell {
 	e := EqualLoadCell{
 		Target: r.Target, Proto: r.Proto, RateRPS: rf.Rate, Requests: r.Requests,
 		P50: r.Latency.P50, P99: r.Latency.P99, P999: rf.P999, Dropped: r.DroppedIterations, Overload: r.Overload,
-		Valid: r.Valid && r.Err == "", Invalid: append([]string{}, r.Invalid...), File: file, Run: runOf(file),
+		StartLagP99: r.Extra["start_lag"].P99,
+		Valid:       r.Valid && r.Err == "", Invalid: append([]string{}, r.Invalid...), File: file, Run: runOf(file),
 	}
 	if r.Err != "" {
 		e.Invalid = append(e.Invalid, r.Err)
