@@ -68,7 +68,7 @@ func TestEqualLoadClientBound(t *testing.T) {
 // not closer than the client's own lateness (start_lag p99), not overlapping over the runs.
 func TestEqualLoadTies(t *testing.T) {
 	t.Parallel()
-	type runs struct{ p99, lag []float64 }
+	type runs struct{ p99, lag []float64 } // p99 -1: a run that could not sustain the rate
 	tests := []struct {
 		name string
 		by   map[string]runs
@@ -83,6 +83,9 @@ func TestEqualLoadTies(t *testing.T) {
 		{"overlapping over the runs", map[string]runs{
 			"nginx": {[]float64{2, 5, 3}, nil}, "haproxy": {[]float64{4, 6, 6.5}, nil},
 		}, "nginx 3.00 ms ≈ haproxy 6.00 ms (≈: "},
+		{"sustained in some runs only", map[string]runs{
+			"nginx": {[]float64{3.2}, []float64{0.3}}, "caddy": {[]float64{9.6, 10.5, -1}, []float64{1.3, 2.1, 4}},
+		}, "nginx 3.20 ms; caddy 10.05 ms (could not sustain it in 1 of 3 runs)"},
 		{"apart in every run", map[string]runs{
 			"nginx": {[]float64{2, 2.5, 3}, nil}, "haproxy": {[]float64{4, 4.5, 5}, nil},
 		}, "nginx 2.50 ms; haproxy 4.50 ms"},
@@ -96,6 +99,9 @@ func TestEqualLoadTies(t *testing.T) {
 					e := EqualLoadCell{Target: target, Proto: "h2", RateRPS: 2000, Requests: 20000, P50: 1, P99: p, Valid: true, Run: i + 1}
 					if r.lag != nil {
 						e.StartLagP99 = r.lag[i]
+					}
+					if p < 0 { // a run that could not sustain the rate
+						e.P99, e.Overload = 40, "could not sustain 2000 req/s"
 					}
 					b.AddEqualLoad(e)
 				}

@@ -12,13 +12,15 @@ import (
 
 // equalLoadLines: per protocol of the equal-load pass, every target's p99 at the same offered
 // rate (median over its valid runs), lowest first, "≈" between those it cannot order
-// (p99Ties); a target that could not sustain it is said.
+// (p99Tie); a target that could not sustain it is said, in how many of its runs when it did in
+// others.
 func equalLoadLines(b *Bench) []string {
 	var out []string
 	for _, p := range protoOrder {
 		p99, lag := map[string][]float64{}, map[string][]float64{}
 		rate := 0.0
 		var overload []string
+		overloaded := map[string]int{} // runs
 		clientBound := false
 		for _, e := range b.EqualLoad {
 			if e.Proto != p || !e.Valid {
@@ -33,6 +35,7 @@ func equalLoadLines(b *Bench) []string {
 				if !slices.Contains(overload, e.Target) {
 					overload = append(overload, e.Target)
 				}
+				overloaded[e.Target]++
 				continue
 			}
 			p99[e.Target] = append(p99[e.Target], e.P99)
@@ -55,6 +58,9 @@ func equalLoadLines(b *Bench) []string {
 		tied := false
 		for i, t := range targets {
 			s := t + " " + ms(med[t]) + " ms"
+			if n := overloaded[t]; n > 0 {
+				s += fmt.Sprintf(" (could not sustain it in %d of %d runs)", n, n+len(p99[t]))
+			}
 			if i > 0 && p99Tie(p99[targets[i-1]], p99[t], lag[targets[i-1]], lag[t]) {
 				parts[len(parts)-1] += " ≈ " + s
 				tied = true
@@ -63,7 +69,9 @@ func equalLoadLines(b *Bench) []string {
 			parts = append(parts, s)
 		}
 		for _, t := range overload {
-			parts = append(parts, t+" could not sustain it")
+			if len(p99[t]) == 0 {
+				parts = append(parts, t+" could not sustain it")
+			}
 		}
 		line := fmt.Sprintf("p99 at equal load, %s at %s req/s: %s", protoName(p), fmtInt(rate), strings.Join(parts, "; "))
 		if tied {
