@@ -31,6 +31,10 @@ var grafanaBenchEnv = []string{
 	"K6_NO_USAGE_REPORT=true", "K6_AUTO_EXTENSION_RESOLUTION=false",
 }
 
+// dashboardLoads is how many times a dashboard is loaded before a panel's error or "No data"
+// counts (grafanaRun.render).
+const dashboardLoads = 3
+
 // grafanaPortOffset moves the test's stack off the default ports (and the e2e tests' offsets).
 const grafanaPortOffset = 3000
 
@@ -824,11 +828,13 @@ func (r *grafanaRun) render(t *testing.T, dashboards []Dashboard) {
 		c := startChromium(t, browser, 1600, 38*height+60)
 		t0 := time.Now()
 		problems := PageProblems(c.load(t, page, shot, 90*time.Second))
-		if len(problems) > 0 {
-			// Grafana 9.3 now and then leaves one panel with an error or "No data" that a
-			// reload does not show (a race between the variables and the panels' first
-			// queries, seen once in a few loads): said, and read again as a user would
-			t.Logf("%s: first load: %v; loaded again", d.File, problems)
+		// Grafana 9.3 now and then leaves one panel with an error or "No data" that a reload
+		// does not show (a race between the variables and the panels' first queries, seen once
+		// in a few loads; in one CI run on two loads in a row: "Failed to execute 'json' on
+		// 'Response': Unexpected end of JSON input", a query cut off): said, and read again as
+		// a user would, up to twice. A panel wrong on three loads in a row is wrong.
+		for load := 2; len(problems) > 0 && load <= dashboardLoads; load++ {
+			t.Logf("%s: load %d of %d: %v; loaded again", d.File, load-1, dashboardLoads, problems)
 			problems = PageProblems(c.load(t, page, shot, 90*time.Second))
 		}
 		c.close()
