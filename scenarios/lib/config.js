@@ -85,6 +85,7 @@ export function loadConfig({ scenario, websocket = false, client }) {
 
   const duration = env('DURATION') || p.duration;
   const warmup = env('WARMUP') || p.warmup;
+  const freshDuration = env('FRESH_DURATION') || p.freshDuration;
   const connections = positiveInt('CONNECTIONS', env('CONNECTIONS') || p.connections);
 
   const testid = env('TESTID') || `${scenario}-${stamp()}`;
@@ -117,8 +118,8 @@ export function loadConfig({ scenario, websocket = false, client }) {
       'FRESH_CONNECTIONS',
       env('FRESH_CONNECTIONS') || (env('CONNECTIONS') ? connections : p.freshConnections),
     ),
-    freshDuration: env('FRESH_DURATION') || p.freshDuration,
-    freshDurationS: seconds('FRESH_DURATION', env('FRESH_DURATION') || p.freshDuration),
+    freshDuration,
+    freshDurationS: seconds('FRESH_DURATION', freshDuration),
     samples: positiveInt('SAMPLES', env('SAMPLES') || p.samples),
     uploadBytes: positiveInt('UPLOAD_BYTES', env('UPLOAD_BYTES') || DEFAULT_UPLOAD_BYTES),
     summaryJson: env('SUMMARY_JSON'),
