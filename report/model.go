@@ -404,6 +404,7 @@ func MeanResources(rs []*runner.Resources) *runner.Resources {
 	}
 	var m runner.Resources
 	n := float64(len(rs))
+	phases := true
 	for _, r := range rs {
 		m.TargetCPUSeconds += r.TargetCPUSeconds / n
 		m.TargetCPUPerReqMicros += r.TargetCPUPerReqMicros / n
@@ -426,11 +427,10 @@ func MeanResources(rs []*runner.Resources) *runner.Resources {
 		m.Samples += r.Samples
 		m.ClientLoadCPUSeconds += r.ClientLoadCPUSeconds / n
 		m.TargetLoadCPUSeconds += r.TargetLoadCPUSeconds / n
+		phases = phases && r.ClientLoadCPUSeconds > 0 && r.TargetLoadCPUSeconds > 0
 	}
-	for _, r := range rs {
-		if r.ClientLoadCPUSeconds <= 0 || r.TargetLoadCPUSeconds <= 0 {
-			m.ClientLoadCPUSeconds, m.TargetLoadCPUSeconds = 0, 0
-		}
+	if !phases {
+		m.ClientLoadCPUSeconds, m.TargetLoadCPUSeconds = 0, 0
 	}
 	return &m
 }

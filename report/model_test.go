@@ -83,6 +83,32 @@ func TestMeanResources(t *testing.T) {
 	}
 }
 
+// The load-phase CPU pair is averaged only when every run had a load phase: a mean of phases
+// and whole lives would be neither.
+func TestMeanResourcesLoadPhase(t *testing.T) {
+	t.Parallel()
+	phase := func(client, target float64) *runner.Resources {
+		return &runner.Resources{ClientLoadCPUSeconds: client, TargetLoadCPUSeconds: target}
+	}
+	tests := []struct {
+		name                 string
+		runs                 []*runner.Resources
+		wantClient, wantTarg float64
+	}{
+		{"every run had one", []*runner.Resources{phase(1.2, 0.8), phase(1.6, 1.0)}, 1.4, 0.9},
+		{"one run too short to have one", []*runner.Resources{phase(1.2, 0.8), phase(0, 0)}, 0, 0},
+		{"one run whose target used nothing in it", []*runner.Resources{phase(1.2, 0.8), phase(1.6, 0)}, 0, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := MeanResources(tc.runs)
+			if !near(m.ClientLoadCPUSeconds, tc.wantClient) || !near(m.TargetLoadCPUSeconds, tc.wantTarg) {
+				t.Errorf("load phase = %v, %v; want %v, %v", m.ClientLoadCPUSeconds, m.TargetLoadCPUSeconds, tc.wantClient, tc.wantTarg)
+			}
+		})
+	}
+}
+
 // writeResult writes a result file as a scenario's handleSummary does (runner/README.md, "The result file").
 func writeResult(t *testing.T, dir, name string, doc map[string]any) {
 	t.Helper()
