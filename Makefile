@@ -43,7 +43,7 @@ export PROXYBENCH_CACHE ?= $(HOME)/.cache/proxybench
 export K6_NO_USAGE_REPORT := true
 export K6_AUTO_EXTENSION_RESOLUTION := false
 
-K6_SOURCES := $(shell find extensions -name '*.go' -not -name '*_test.go') extensions/go.mod extensions/go.sum
+K6_SOURCES := $(shell find extensions -name '*.go' -not -name '*_test.go') extensions/go.mod extensions/go.sum extensions/build-k6.sh
 # runner reads the histograms k6 writes through extensions/histogram (go.mod: replace ./extensions)
 GO_SOURCES := $(shell find cmd engine soak k8s cloud pins stack runner verdict upstream report observe scenarios extensions/histogram extensions/localca -name '*.go' -not -name '*_test.go') scenarios/catalogue.json go.mod extensions/go.mod
 OBSERVE_SOURCES := $(shell find observe stack runner verdict scenarios extensions/histogram extensions/localca -name '*.go' -not -name '*_test.go') scenarios/catalogue.json go.mod
@@ -56,8 +56,12 @@ help: bin/proxybench # List every target with what it does, and every setting (s
 	@echo "  Settings: make TARGET VAR=…, .env or the environment; [the targets that take each]"
 	@bin/proxybench settings
 
+# xk6 builds k6 the k6 way (extensions/build-k6.sh): XK6_BIN, or xk6 on PATH; without one, go build.
+XK6_BIN ?= $(shell command -v xk6 2>/dev/null)
+export XK6_BIN
+
 bin/k6: $(K6_SOURCES)
-	cd extensions && $(GO) build -trimpath -o ../bin/k6 ./cmd/k6
+	extensions/build-k6.sh bin/k6
 
 bin/upstream: $(GO_SOURCES)
 	$(GO) build -trimpath -o bin/upstream ./upstream
@@ -68,7 +72,7 @@ bin/proxybench: $(GO_SOURCES)
 bin/observe: $(OBSERVE_SOURCES)
 	$(GO) build -trimpath -o bin/observe ./observe/cmd/observe
 
-k6-build: bin/k6 # Build the custom k6 (k6 v2 + our extensions) into bin/k6, and say how to run it as `k6`
+k6-build: bin/k6 # Build the custom k6 (k6 v2 + our extensions) into bin/k6 with xk6 (XK6_BIN, or on PATH; else go build), and say how to run it as `k6`
 	@echo 'bin/k6 is k6 with our extensions; to run it as k6 (k6 run scenarios/sse.js), put it on PATH:'
 	@echo '  export PATH="$(CURDIR)/bin:$$PATH"'
 

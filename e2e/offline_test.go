@@ -17,6 +17,12 @@ import (
 // explicitly, the usage report is what the recorder sees, so the recorder can tell.
 func TestK6StaysOfflineByDefault(t *testing.T) {
 	h := newHarness(t)
+	assertOffline(t, filepath.Join(h.root, "bin", "k6"))
+}
+
+// assertOffline runs k6 without the K6_ variables and fails on any attempt to reach out.
+func assertOffline(t *testing.T, k6 string) {
+	t.Helper()
 	rec := startRecorder(t)
 	dir := t.TempDir()
 	noop := filepath.Join(dir, "noop.js")
@@ -48,14 +54,14 @@ func TestK6StaysOfflineByDefault(t *testing.T) {
 				}
 			}
 			env = append(env, "HTTPS_PROXY=http://"+rec.addr, "HTTP_PROXY=http://"+rec.addr, "NO_PROXY=")
-			cmd := exec.Command(filepath.Join(h.root, "bin", "k6"), "run", "-q", "--iterations", "1", tc.script)
+			cmd := exec.Command(k6, "run", "-q", "--iterations", "1", tc.script)
 			cmd.Dir, cmd.Env = dir, append(env, tc.env...)
 			out, _ := cmd.CombinedOutput()
 			time.Sleep(500 * time.Millisecond) // a report sent at exit reaches the recorder
 			got := rec.lines()
 			switch {
 			case tc.want == "" && len(got) > 0:
-				t.Errorf("bin/k6 tried to reach %v\n%s", got, out)
+				t.Errorf("%s tried to reach %v\n%s", k6, got, out)
 			case tc.want != "" && !strings.Contains(strings.Join(got, "\n"), tc.want):
 				t.Errorf("recorder saw %v, want %q: it would not see an attempt\n%s", got, tc.want, out)
 			}

@@ -50,6 +50,7 @@ var table = []Setting{
 	{Name: "GODOXY_BIN", Kind: Text, Help: "a GoDoxy binary to install (no registry serves GoDoxy)", Commands: []string{"setup", "up", "bench", "compose-up"}, Local: true},
 	{Name: "GODOXY_RELEASE", Kind: Text, Help: "a GoDoxy release archive's URL and sha256 to install from", Commands: []string{"setup", "up", "bench"}, Local: true},
 	{Name: "PROXYBENCH_CACHE", Kind: Text, DefaultIs: "~/.cache/proxybench", Help: "the install cache: proxies, tools, builds, outside the clone", Commands: []string{"setup", "up", "bench", "test"}, Local: true},
+	{Name: "XK6_BIN", Kind: Text, DefaultIs: "xk6 on PATH", Help: "the xk6 that builds bin/k6 the k6 way (none: go build of the same main.go, said in one line)", Commands: []string{"k6-build", "build", "setup", "test"}},
 	// Docker
 	{Name: "NETWORK", Kind: Choice, Values: []string{"host", "bridge"}, Default: "host", Help: "compose networking: bridge (compose.bridge.yaml) for Docker Desktop", Commands: []string{"compose-up", "compose-down"}, Local: true},
 	{Name: "COMPOSE_PROFILES", Kind: Text, Help: "compose profiles: observe (InfluxDB and Grafana), godoxy (with GODOXY_BIN)", Commands: []string{"compose-up"}, Local: true},
