@@ -37,17 +37,20 @@ func k6Env(extra ...string) []string {
 	return append(append(env, "K6_NO_USAGE_REPORT=true", "K6_AUTO_EXTENSION_RESOLUTION=false"), extra...)
 }
 
-// scriptNeeds reads README's "Which k6 runs what": scenario (native/… for the native loop) →
+// whichK6File holds the table of which k6 runs each script.
+const whichK6File = "cmd/proxybench/README.md"
+
+// scriptNeeds reads cmd/proxybench/README.md's "Which k6 runs what": scenario (native/… for the native loop) →
 // the extension it always needs, "" for any k6.
 func scriptNeeds(t *testing.T, root string) map[string]string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	data, err := os.ReadFile(filepath.Join(root, whichK6File))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, sec, ok := strings.Cut(string(data), "### Which k6 runs what\n")
 	if !ok {
-		t.Fatal(`README.md has no "### Which k6 runs what"`)
+		t.Fatalf(`%s has no "### Which k6 runs what"`, whichK6File)
 	}
 	sec, _, _ = strings.Cut(sec, "\n### ")
 	row := regexp.MustCompile("(?m)^\\| `([a-z0-9/-]+)` \\| (.+) \\|$")
@@ -60,7 +63,7 @@ func scriptNeeds(t *testing.T, root string) map[string]string {
 		case strings.HasPrefix(m[2], "any k6"):
 			needs[m[1]] = ""
 		default:
-			t.Fatalf("README.md: %s runs on %q: want `any k6…` or `bin/k6 (`k6/x/…`)`", m[1], m[2])
+			t.Fatalf("%s: %s runs on %q: want `any k6…` or `bin/k6 (`k6/x/…`)`", whichK6File, m[1], m[2])
 		}
 	}
 	return needs
@@ -136,7 +139,7 @@ func remote(name string) (proto, url string) {
 	return proto, "https://proxy.example:8443"
 }
 
-// The README's table is what k6 deps says; every script that needs one of our extensions says
+// The table of which k6 runs what is what k6 deps says; every script that needs one of our extensions says
 // so to a stock k6 before any load, and every other one runs on a stock k6: it archives with a
 // remote TARGET_URL, the archive holds no file of this clone but the scripts, and it passes
 // `k6 inspect --execution-requirements` in another directory (what k6 cloud does with it).
@@ -148,19 +151,19 @@ func TestPortableScenarios(t *testing.T) {
 	all := scripts(t, h.root)
 	for name := range all {
 		if _, ok := needs[name]; !ok {
-			t.Errorf("README.md's \"Which k6 runs what\" has no row for %s", name)
+			t.Errorf("%s's \"Which k6 runs what\" has no row for %s", whichK6File, name)
 		}
 	}
 	for name, want := range needs {
 		script, ok := all[name]
 		if !ok {
-			t.Errorf("README.md's \"Which k6 runs what\" names %s, which is no script", name)
+			t.Errorf("%s's \"Which k6 runs what\" names %s, which is no script", whichK6File, name)
 			continue
 		}
 		t.Run(strings.ReplaceAll(name, "/", "-"), func(t *testing.T) {
 			got := deps(t, k6, script)
 			if want == "" && len(got) > 0 || want != "" && !slices.Equal(got, []string{want}) {
-				t.Fatalf("k6 deps says %s needs %v; README.md says %q", name, got, want)
+				t.Fatalf("k6 deps says %s needs %v; %s says %q", name, got, whichK6File, want)
 			}
 			if want != "" {
 				_, url := remote(name)

@@ -58,7 +58,7 @@ func WriteHelp(w io.Writer) error {
 	return nil
 }
 
-// WriteMarkdown writes the settings as the README's table.
+// WriteMarkdown writes the settings as SETTINGS.md's table.
 func WriteMarkdown(w io.Writer) error {
 	if _, err := fmt.Fprintln(w, "| setting | default | make targets | what it does |\n|---|---|---|---|"); err != nil {
 		return err

@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// The README's table is WriteMarkdown's, whole: a setting added to the table shows there.
-func TestREADMEListsEverySetting(t *testing.T) {
-	data, err := os.ReadFile("../README.md")
+// SETTINGS.md's table is WriteMarkdown's, whole: a setting added to the table shows there.
+func TestSettingsFileListsEverySetting(t *testing.T) {
+	data, err := os.ReadFile("../SETTINGS.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -18,7 +18,7 @@ func TestREADMEListsEverySetting(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(data), want.String()) {
-		t.Errorf("README.md's settings table is not bin/proxybench settings -markdown: paste its output under \"### Settings\":\n%s", want.String())
+		t.Errorf("SETTINGS.md's table is not bin/proxybench settings -markdown: paste its output there:\n%s", want.String())
 	}
 	mk, err := os.ReadFile("../Makefile")
 	if err != nil {

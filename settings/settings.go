@@ -2,7 +2,7 @@
 // default (per profile where the load profile sets it), the commands that take it, and
 // whether it only makes sense on the local stack. `make help`, the CLI's flag usage, the
 // environment runner passes to k6, the knob checks (held to scenarios/lib/config.js by a test)
-// and the README's table are made from or checked against this table.
+// and SETTINGS.md's table are made from or checked against this table.
 package settings
 
 import (

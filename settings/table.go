@@ -9,7 +9,7 @@ var (
 )
 
 // table is every setting. Adding one here shows it in `make help` (proxybench settings), in
-// the README's table (held to it by a test) and, with Script, in every k6 run's environment.
+// SETTINGS.md's table (held to it by a test) and, with Script, in every k6 run's environment.
 var table = []Setting{
 	// what runs, against what
 	{Name: "SCENARIO", Kind: Text, Help: "the scenario: a script of scenarios/ without .js", Commands: []string{"k6", "k6-cloud", "k8s"}},

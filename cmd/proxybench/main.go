@@ -20,7 +20,7 @@
 //	proxybench exec      TARGET                 (compose.yaml: one target in the foreground)
 //	proxybench health    [-timeout 2s] TARGET   (compose.yaml's healthchecks)
 //	proxybench attach    [-targets all]         (after `docker compose up`: verify and adopt its stack)
-//	proxybench settings  [-markdown]            (every setting: make help's list, the README's table)
+//	proxybench settings  [-markdown]            (every setting: make help's list, SETTINGS.md's table)
 package main
 
 import (
@@ -53,7 +53,7 @@ var commands = map[string]func(ctx context.Context, args []string) error{
 	"report":    cmdReport, "compare": cmdCompare, // reportcmds.go
 	"certs": cmdCerts, "exec": cmdExec, "health": cmdHealth, "attach": cmdAttach, // the compose engine
 	"k8s":      cmdK8s,      // k8s.go: a k6-operator TestRun and its ConfigMap
-	"settings": cmdSettings, // settingscmd.go: every setting (make help), -markdown the README's table
+	"settings": cmdSettings, // settingscmd.go: every setting (make help), -markdown SETTINGS.md's table
 }
 
 func main() {

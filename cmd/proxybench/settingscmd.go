@@ -9,10 +9,10 @@ import (
 )
 
 // cmdSettings prints every setting from its one description (package settings): the list
-// `make help` shows, or with -markdown the README's table.
+// `make help` shows, or with -markdown SETTINGS.md's table.
 func cmdSettings(_ context.Context, args []string) error {
 	fs := flag.NewFlagSet("settings", flag.ContinueOnError)
-	md := fs.Bool("markdown", false, "the README's table instead of make help's list")
+	md := fs.Bool("markdown", false, "SETTINGS.md's table instead of make help's list")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
