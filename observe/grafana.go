@@ -102,10 +102,21 @@ type GrafanaServer struct {
 // URL is Grafana's base URL.
 func (g *GrafanaServer) URL() string { return "http://" + g.Addr }
 
-// DashboardURL is the proxy comparison dashboard of one run, as a user opens it.
-func DashboardURL(base, testid string) string {
-	return base + "/d/" + ComparisonUID + "?orgId=1&var-testid=" + url.QueryEscape(testid)
+// DashboardURL is the proxy comparison dashboard of one run, as a user opens it: on the run's
+// own time window, from a little before it started to a little after it finished, when both are
+// known (the dashboard's default, the last hour, would miss a run older than that and squeeze
+// a short one), else on the default.
+func DashboardURL(base, testid string, started, finished time.Time) string {
+	u := base + "/d/" + ComparisonUID + "?orgId=1&var-testid=" + url.QueryEscape(testid)
+	if !started.IsZero() && finished.After(started) {
+		u += fmt.Sprintf("&from=%d&to=%d", started.Add(-dashboardMargin).UnixMilli(), finished.Add(dashboardMargin).UnixMilli())
+	}
+	return u
 }
+
+// dashboardMargin pads a run's window on the dashboard: its first and last points stay off the
+// edges, and an interval's point written just after the end is in.
+const dashboardMargin = 15 * time.Second
 
 // GrafanaEnv is the environment that provisions Grafana from root/dashboards/provisioning, as
 // dashboards/README.md tells a user to: the data source at influxURL, the dashboards read

@@ -795,7 +795,7 @@ func lastOf(v []float64) float64 {
 }
 
 // render opens every dashboard in headless Chromium as a user does (the run's testid, the
-// last 30 minutes), waits until Grafana has drawn it, saves a screenshot and checks the page.
+// last 30 minutes; the comparison on the run's window, as make bench prints it), waits until Grafana has drawn it, saves a screenshot and checks the page.
 func (r *grafanaRun) render(t *testing.T, dashboards []Dashboard) {
 	browser, err := exec.LookPath("chromium")
 	if err != nil {
@@ -812,6 +812,10 @@ func (r *grafanaRun) render(t *testing.T, dashboards []Dashboard) {
 	var views []view
 	for _, d := range dashboards {
 		page := r.grafana.URL() + "/d/" + d.UID + "?orgId=1&kiosk&from=now-30m&to=now&var-testid=" + r.testid
+		if d.UID == ComparisonUID {
+			// the URL make bench prints: the run's own window, which every panel must fill
+			page = DashboardURL(r.grafana.URL(), r.testid, r.from, r.to) + "&kiosk"
+		}
 		views = append(views, view{d, page, filepath.Join(dir, strings.TrimSuffix(d.File, ".json")+".png")})
 		if d.File == "proxy-comparison.json" {
 			// every testid at once, as a user comparing a Docker stack's runs picks them
