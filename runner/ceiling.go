@@ -23,20 +23,12 @@ const (
 // a busy connection beyond the open model's margin (no overload), and its p99 is within
 // CeilingP99Factor of the unloaded p99.
 type Ceiling struct {
-	Target      string        `json:"target"`
-	Proto       string        `json:"proto"`
-	UnloadedP99 float64       `json:"unloaded_p99_ms"`
-	Rate        int           `json:"rate"` // 0: not even the first rate was held
-	Steps       []CeilingStep `json:"steps"`
-	Err         string        `json:"error,omitempty"`
-}
-
-// CeilingStep is one rate tried.
-type CeilingStep struct {
-	Rate int     `json:"rate"`
-	P99  float64 `json:"p99_ms"`
-	Held bool    `json:"held"`
-	Why  string  `json:"why,omitempty"` // why not held
+	Target      string       `json:"target"`
+	Proto       string       `json:"proto"`
+	UnloadedP99 float64      `json:"unloaded_p99_ms"`
+	Rate        int          `json:"rate"` // 0: not even the first rate was held
+	Steps       []SearchStep `json:"steps"`
+	Err         string       `json:"error,omitempty"`
 }
 
 // OpenCeiling climbs the ladder with the equal-load scenario (the native open model on h1c, h1
@@ -81,23 +73,16 @@ func climb(try func(rate int) (p99 float64, why string), stop func() bool) *Ceil
 		return c
 	}
 	c.UnloadedP99 = p99
-	held := func(rate int) bool {
+	// doubled to the top of the ladder, then one bisection between the last held and the
+	// first not (a precision of a half); the first rate not held is the answer's floor
+	ladder := Search{First: ceilingFirst, Ceiling: ceilingLast, Factor: 2, Precision: 0.5, Floor: ceilingFirst}
+	found := ladder.Run(func(rate int) SearchStep {
 		p99, why := try(rate)
 		if why == "" && p99 > CeilingP99Factor*c.UnloadedP99 {
 			why = fmt.Sprintf("p99 %.3f ms over %d× the unloaded %.3f ms", p99, CeilingP99Factor, c.UnloadedP99)
 		}
-		c.Steps = append(c.Steps, CeilingStep{Rate: rate, P99: p99, Held: why == "", Why: why})
-		if why == "" {
-			c.Rate = max(c.Rate, rate)
-		}
-		return why == ""
-	}
-	rate := ceilingFirst
-	for rate <= ceilingLast && !stop() && held(rate) {
-		rate *= 2
-	}
-	if rate <= ceilingLast && rate > ceilingFirst && !stop() {
-		held(rate * 3 / 4) // between the last held and the first not
-	}
+		return SearchStep{P99: p99, Why: why}
+	}, stop)
+	c.Rate, c.Steps = found.Rate, found.Steps
 	return c
 }
