@@ -1,6 +1,8 @@
 package http3
 
 import (
+	"fmt"
+	"net"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -135,6 +137,64 @@ func TestMetricsTimings(t *testing.T) {
 		assert.InDelta(t, r.Timings.Waiting, value("http_req_waiting", i), 1e-9)
 		assert.InDelta(t, r.Timings.Duration, r.Timings.Sending+r.Timings.Waiting+r.Timings.Receiving, 1e-6)
 	}
+}
+
+// TestConnectingIsTheFirstRoundTrip: over QUIC, http_req_connecting runs to
+// the server's first packet (the first round trip, as TCP's connect ends at
+// the SYN's answer) and http_req_tls_handshaking from there: a first answer
+// held back shows in connecting, not in the handshake.
+func TestConnectingIsTheFirstRoundTrip(t *testing.T) {
+	t.Parallel()
+
+	const hold = 400 * time.Millisecond
+	srv := startServer(t)
+	e := newTestEnvFor(t, srv)
+	e.base = fmt.Sprintf("https://%s:%d", benchHost, holdFirstAnswer(t, srv.Addr, hold).Port)
+	var r jsResponse
+	e.result(t, `http3.get("BASE/")`, &r)
+	require.Equal(t, 200, r.Status, r.Error)
+	held := float64(hold) / float64(time.Millisecond)
+	assert.GreaterOrEqual(t, r.Timings.Connecting, held, "connecting includes the wait for the first answer")
+	assert.Less(t, r.Timings.TLSHandshaking, held, "the handshake starts at the first answer")
+	assert.Positive(t, r.Timings.TLSHandshaking)
+}
+
+// holdFirstAnswer relays UDP between one client and to, holding the first
+// datagram from to back for hold: a server slow to answer, seen from the
+// client. It returns the address to send to.
+func holdFirstAnswer(t *testing.T, to *net.UDPAddr, hold time.Duration) *net.UDPAddr {
+	t.Helper()
+	front, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	back, err := net.DialUDP("udp", nil, to)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = front.Close(); _ = back.Close() })
+	var client atomic.Pointer[net.UDPAddr]
+	go func() {
+		buf := make([]byte, 65536)
+		for {
+			n, from, err := front.ReadFromUDP(buf)
+			if err != nil {
+				return
+			}
+			client.Store(from)
+			_, _ = back.Write(buf[:n])
+		}
+	}()
+	go func() {
+		buf := make([]byte, 65536)
+		for first := true; ; first = false {
+			n, err := back.Read(buf)
+			if err != nil {
+				return
+			}
+			if first {
+				time.Sleep(hold) // the network's delay, not a wait for an event
+			}
+			_, _ = front.WriteToUDP(buf[:n], client.Load())
+		}
+	}()
+	return front.LocalAddr().(*net.UDPAddr) //nolint:forcetypeassert // a UDP socket
 }
 
 // TestMetricsData: the QUIC bytes go to k6's dialer counters, which k6 turns
