@@ -123,7 +123,11 @@ func TestConnectionKeptAfterInitContext(t *testing.T) {
 	_, err := e.run(`http3.get("BASE/")`)
 	require.NoError(t, err)
 	e.rt.CancelContext() // the creation context ends
-	time.Sleep(100 * time.Millisecond)
+	select {
+	case <-e.mi.creationEnded:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the end of the creation context was never acted on")
+	}
 	_, err = e.run(`http3.get("BASE/")`)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), e.srv.Accepted())

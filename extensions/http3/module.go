@@ -25,6 +25,9 @@ type (
 	ModuleInstance struct {
 		vu   modules.VU
 		pool *pool
+		// creationEnded is closed once the end of the context the VU was
+		// created with has been acted on (its connections closed or kept)
+		creationEnded chan struct{}
 	}
 )
 
@@ -41,7 +44,7 @@ func New() *RootModule {
 // NewModuleInstance implements the modules.Module interface to return a new
 // instance for each VU.
 func (*RootModule) NewModuleInstance(vu modules.VU) modules.Instance {
-	mi := &ModuleInstance{vu: vu, pool: newPool()}
+	mi := &ModuleInstance{vu: vu, pool: newPool(), creationEnded: make(chan struct{})}
 	mi.closeWhenDone()
 	return mi
 }
@@ -67,7 +70,10 @@ func (mi *ModuleInstance) Exports() modules.Exports {
 // however many VUs end at once.
 func (mi *ModuleInstance) closeWhenDone() {
 	if ctx := mi.vu.Context(); ctx != nil {
-		context.AfterFunc(ctx, func() { mi.pool.closeIfUsedIn(ctx) })
+		context.AfterFunc(ctx, func() {
+			mi.pool.closeIfUsedIn(ctx)
+			close(mi.creationEnded)
+		})
 	}
 	subscriber := mi.vu.Events().Global
 	if subscriber == nil {
