@@ -194,7 +194,7 @@ func TestSamplerIdleTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(600 * time.Millisecond)
+	waitTreeSamples(t, s, 5)
 	r := s.Stop()
 	t.Logf("%+v", r)
 	if r.TargetCPUSeconds > 0.05 {
@@ -213,6 +213,24 @@ func TestSamplerIdleTree(t *testing.T) {
 	}
 }
 
+// waitTreeSamples waits until the sampler has taken n samples: on a busy machine its ticker falls
+// behind, so a fixed time does not make a count.
+func waitTreeSamples(t *testing.T, s *Sampler, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if samplesTaken(s) >= n {
+			return
+		}
+	}
+	t.Fatalf("the sampler never took %d samples", n)
+}
+
+func samplesTaken(s *Sampler) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.samples
+}
+
 func TestSamplerExitedProcessKeepsItsCPU(t *testing.T) {
 	t.Parallel()
 	// The child burns 300 ms during the cell and exits long before the cell ends: its CPU stays.
@@ -224,7 +242,7 @@ func TestSamplerExitedProcessKeepsItsCPU(t *testing.T) {
 	}
 	waitTreeCPU(t, s, 0.3)
 	waitProcsBelow(t, cmd.Process.Pid, 2)
-	time.Sleep(200 * time.Millisecond)
+	waitTreeSamples(t, s, samplesTaken(s)+1) // one sample after the child's exit
 	r := s.Stop()
 	t.Logf("%+v", r)
 	if r.TargetCPUSeconds < 0.28 {
@@ -244,7 +262,7 @@ func TestSamplerExitDoesNotGoNegative(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitProcsBelow(t, cmd.Process.Pid, 2)
-	time.Sleep(200 * time.Millisecond)
+	waitTreeSamples(t, s, samplesTaken(s)+1) // one sample after the child's exit
 	r := s.Stop()
 	t.Logf("%+v", r)
 	if r.TargetCPUSeconds < 0 || r.TargetCPUSeconds > 0.1 {

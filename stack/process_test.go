@@ -17,14 +17,14 @@ func TestProcessStartStop(t *testing.T) {
 	dir := t.TempDir()
 	log := filepath.Join(dir, "p.log")
 	// A parent that ignores SIGTERM's default handling in a child: both must end.
-	p, err := StartProcess([]string{"sh", "-c", "echo started; sleep 300 & wait"}, os.Environ(), dir, log)
+	p, err := StartProcess([]string{"sh", "-c", "sleep 300 & echo started; wait"}, os.Environ(), dir, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !p.Alive() {
 		t.Fatal("process not alive after start")
 	}
-	time.Sleep(200 * time.Millisecond)
+	waitLogLine(t, log, "started") // the child is there
 	if err := p.Stop(5 * time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -41,11 +41,11 @@ func TestProcessStartStop(t *testing.T) {
 func TestProcessStoppedIsSeenAndStopped(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	p, err := StartProcess([]string{"sh", "-c", "trap 'echo term; exit 0' TERM; sleep 300 & wait"}, os.Environ(), dir, filepath.Join(dir, "p.log"))
+	p, err := StartProcess([]string{"sh", "-c", "trap 'echo term; exit 0' TERM; sleep 300 & echo trapped; wait"}, os.Environ(), dir, filepath.Join(dir, "p.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	waitLogLine(t, filepath.Join(dir, "p.log"), "trapped") // the trap is set
 	if p.Stopped() {
 		t.Fatal("Stopped() before SIGSTOP")
 	}
@@ -67,6 +67,16 @@ func TestProcessStoppedIsSeenAndStopped(t *testing.T) {
 	}
 	if got := Tail(filepath.Join(dir, "p.log"), 1); got != "term" {
 		t.Errorf("log tail = %q, want term: the group was killed, not terminated", got)
+	}
+}
+
+// waitLogLine waits until the last line of log is line: what the process says once it is ready.
+func waitLogLine(t *testing.T, log, line string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); Tail(log, 1) != line; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never ended with %q: %q", log, line, Tail(log, 5))
+		}
 	}
 }
 

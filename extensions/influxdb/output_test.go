@@ -169,11 +169,16 @@ func TestOutputWriteFailsOnce(t *testing.T) {
 func TestOutputQueueDropAccounting(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
+	inWrite := make(chan struct{}, 1) // a write reached the database: its batch left the queue
 	var written atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/ping" {
 			w.WriteHeader(http.StatusNoContent)
 			return
+		}
+		select {
+		case inWrite <- struct{}{}:
+		default:
 		}
 		<-release
 		body, _ := io.ReadAll(r.Body)
@@ -191,7 +196,11 @@ func TestOutputQueueDropAccounting(t *testing.T) {
 
 	feed(o, s, tags, 50) // 100 points: buffered
 	o.flush()            // → the writer, which hangs in the request
-	time.Sleep(100 * time.Millisecond)
+	select {
+	case <-inWrite:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first flush never reached the database")
+	}
 	feed(o, s, tags, 100) // 200 points: buffered
 	o.flush()             // queued (200 ≤ 250)
 	feed(o, s, tags, 100) // 200 points
