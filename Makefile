@@ -193,6 +193,15 @@ lint-sh: $(LINT_TOOLS) # shellcheck (.shellcheckrc) on every shell script
 lint-js: $(LINT_TOOLS) # eslint (lint/eslint.config.js) on the k6 scripts of scenarios/
 	$(ESLINT) --config lint/eslint.config.js scenarios
 
+# The fast tier: every test that needs no stack, browser, influxd or Docker, in both modules
+# (those that need one skip under -short, saying what), the k6 scripts' unit tests (go test
+# ./scenarios runs lib/*_test.js in bin/k6) and every linter, all run even when one fails.
+check: bin/k6 $(LINT_TOOLS) # The fast tier, after every change (about 2 min): go test -short in both Go modules (no stack, browser, influxd or Docker), the k6 scripts' unit tests, and lint
+	@$(MAKE) --no-print-directory -k check-go lint-go lint-sh lint-js LINT_TOOLS=
+
+check-go: bin/k6
+	$(GO) test -short -count=1 ./...; s=$$?; cd extensions && $(GO) test -short -count=1 ./... && exit $$s
+
 # The tests hold GoDoxy to every check whenever GODOXY_BIN names a binary (no registry serves
 # GoDoxy: CI passes one in), and never download anything: GODOXY_RELEASE (from .env, say) is
 # for `make setup` only.
@@ -222,4 +231,4 @@ test-compose: build influxd # compose.yaml under a private Docker engine, host a
 clean: # Remove built binaries and results (the install cache stays)
 	rm -rf bin results
 
-.PHONY: help k6-build build setup pins up down bench-check soak-check soak calibrate k6-cloud compose-up compose-down status k6 bench table lint lint-tools lint-go lint-sh lint-js test clean influxd observe-up observe-down
+.PHONY: help check check-go k6-build build setup pins up down bench-check soak-check soak calibrate k6-cloud compose-up compose-down status k6 bench table lint lint-tools lint-go lint-sh lint-js test clean influxd observe-up observe-down

@@ -75,6 +75,7 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
+	skipShort(t)
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
@@ -114,6 +115,14 @@ func newHarness(t *testing.T) *harness {
 	}
 	h.cfg = cfg
 	return h
+}
+
+// skipShort skips an end-to-end test in the fast tier (`make check`: go test -short).
+func skipShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a stack: the binaries and targets `make setup` installs, real servers on loopback; `make test` runs it")
+	}
 }
 
 // harnessAt is a harness on ports of its own, offset beyond the default stack's (each test

@@ -21,6 +21,7 @@ func TestNoEgress(t *testing.T) {
 	if os.Getenv(inNamespaceEnv) != "" {
 		t.Skip("already inside the namespace")
 	}
+	skipShort(t)
 	unshare := []string{"unshare", "-n"}
 	if os.Geteuid() != 0 {
 		unshare = []string{"unshare", "-rn"} // a user namespace makes it unprivileged

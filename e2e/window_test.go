@@ -65,6 +65,7 @@ func singleTargetFile(t *testing.T, name string, h1cPort int) string {
 // connection to the window (+40% at 5 s, +7% at 30 s), and the short run flatters the target.
 // Counted honestly, both runs measure the same rate.
 func TestReusedCountsOnlyTheMeasuredWindow(t *testing.T) {
+	skipShort(t)
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,15 @@ import (
 	"github.com/proxybench/proxybench/runner"
 )
 
+// skipShort skips a test that needs what the fast tier (`make check`: go test -short) runs
+// without: the components named by needs, which `make test` installs.
+func skipShort(t *testing.T, needs string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("needs %s: not in the fast tier, go test -short", needs)
+	}
+}
+
 // TestObserveEndToEnd streams real k6 runs (bin/k6 with our output) against a real upstream
 // into a real InfluxDB 1.8 and checks: (a) http_reqs in InfluxDB equals k6's end-of-test
 // summary exactly, per target; (b) every query of every dashboard, its variables substituted as
@@ -31,6 +40,7 @@ import (
 //
 // It needs bin/k6, bin/upstream and influxd: `make test` builds and installs them first.
 func TestObserveEndToEnd(t *testing.T) {
+	skipShort(t, "influxd")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	k6, upstream := filepath.Join(root, "bin", "k6"), filepath.Join(root, "bin", "upstream")

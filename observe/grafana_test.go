@@ -51,6 +51,7 @@ type grafanaRun struct {
 
 func startGrafanaRun(t *testing.T) *grafanaRun {
 	t.Helper()
+	skipShort(t, "Grafana, influxd and Chromium")
 	home := os.Getenv("PROXYBENCH_GRAFANA_HOME")
 	if home == "" {
 		t.Skip("no Grafana: `make test-dashboards GRAFANA_TARBALL=…` (or GRAFANA_HOME=…) runs this test")

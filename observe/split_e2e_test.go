@@ -26,6 +26,7 @@ import (
 //
 // It needs bin/k6, bin/upstream and influxd, as TestObserveEndToEnd.
 func TestObserveSplitRun(t *testing.T) {
+	skipShort(t, "influxd")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	k6, upstream := filepath.Join(root, "bin", "k6"), filepath.Join(root, "bin", "upstream")

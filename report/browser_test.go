@@ -149,6 +149,9 @@ func TestBrowserCatchesOutsideLoads(t *testing.T) {
 
 func chromium(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs Chromium (make test-deps): not in the fast tier, go test -short")
+	}
 	browser, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Fatalf("chromium is not installed (%v): run `make test-deps` (report/install-chromium.sh)", err)

@@ -83,6 +83,9 @@ func freePort(t testing.TB) int {
 // influxAddr starts the package's influxd on first use and returns its http://127.0.0.1:port.
 func influxAddr(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs influxd (make influxd): not in the fast tier, go test -short")
+	}
 	influx.once.Do(func() {
 		bin, err := influxdBinary()
 		if err != nil {

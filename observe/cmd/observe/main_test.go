@@ -18,6 +18,9 @@ import (
 // attach, so that env makes k6 stream into it; down leaves it running and says who stops it,
 // and forgets it once it is gone.
 func TestAttachComposeInfluxDB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs influxd (make influxd): not in the fast tier, go test -short")
+	}
 	bin, err := observe.InstalledBinary()
 	if err != nil {
 		t.Fatal(err)
