@@ -89,10 +89,11 @@ func TestComposeMatchesTargets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(dockerfile), "PROXYBENCH_RUN="+imageRun) || !strings.Contains(string(dockerfile), "make setup") {
-		t.Errorf("Dockerfile: the image must install with `make setup` and keep its run directory in %s", imageRun)
+	if !strings.Contains(string(dockerfile), "PROXYBENCH_RUN="+imageRun) || !strings.Contains(string(dockerfile), "make build") {
+		t.Errorf("Dockerfile: the image must build with `make build` and keep its run directory in %s", imageRun)
 	}
 	checkDockerfileStages(t, string(dockerfile))
+	checkDockerfileInstalls(t, root, string(dockerfile))
 
 	want := append(cfg.Names(), "certs", "k6", "influxdb", "grafana")
 	if got := p.ServiceNames(); !sameSet(got, want) {
@@ -295,6 +296,53 @@ func checkDockerfileStages(t *testing.T, dockerfile string) {
 	}
 	if len(froms) < 2 || froms[len(froms)-1] != "${DEBIAN_IMAGE}" {
 		t.Errorf("Dockerfile: the final stage must be FROM ${DEBIAN_IMAGE} without the build tools (stages: %v)", froms)
+	}
+}
+
+// checkDockerfileInstalls: the image installs every target that is not optional with its own
+// install script, as `make setup` does, each keyed by its own files: the script runs after a
+// COPY of that proxy's folder or script alone, and the whole of proxies/ (every template) is
+// copied only after the last install, so that a change to one proxy rebuilds that proxy alone.
+func checkDockerfileInstalls(t *testing.T, root, dockerfile string) {
+	t.Helper()
+	lines := strings.Split(dockerfile, "\n")
+	lastInstall, wholeCopy := -1, -1
+	for i, line := range lines {
+		if strings.Contains(line, "/install.sh") {
+			lastInstall = i
+		}
+		if strings.TrimSpace(line) == "COPY proxies/ proxies/" && wholeCopy < 0 {
+			wholeCopy = i
+		}
+	}
+	if wholeCopy >= 0 && wholeCopy < lastInstall {
+		t.Errorf("Dockerfile line %d: COPY proxies/ before an install (line %d): every proxy's build would be keyed by every proxy's files", wholeCopy+1, lastInstall+1)
+	}
+	defs, err := filepath.Glob(filepath.Join(root, "proxies", "*", "target.json"))
+	if err != nil || len(defs) == 0 {
+		t.Fatalf("no proxies/*/target.json: %v", err)
+	}
+	for _, def := range defs {
+		name := filepath.Base(filepath.Dir(def))
+		d, err := stack.LoadDefinition(filepath.Join(root, "proxies"), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		script := "proxies/" + name + "/install.sh"
+		run := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, "bash "+script) })
+		switch {
+		case d.Optional:
+			if run >= 0 {
+				t.Errorf("Dockerfile: %s is optional (no registry serves it), yet the image installs it", name)
+			}
+		case run < 0:
+			t.Errorf("Dockerfile: no `bash %s`: the image must install %s as `make setup` does", script, name)
+		case !slices.ContainsFunc(lines[:run], func(l string) bool {
+			f := strings.Fields(l)
+			return len(f) == 3 && f[0] == "COPY" && (f[1] == "proxies/"+name+"/" || f[1] == script)
+		}):
+			t.Errorf("Dockerfile: %s is installed (line %d) without a COPY of its own folder or script before it", name, run+1)
+		}
 	}
 }
 
