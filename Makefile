@@ -205,12 +205,37 @@ check-go: bin/k6
 # The tests hold GoDoxy to every check whenever GODOXY_BIN names a binary (no registry serves
 # GoDoxy: CI passes one in), and never download anything: GODOXY_RELEASE (from .env, say) is
 # for `make setup` only.
+#
+# Each part of make test is timed by bin/testtimes (cmd/testtimes) into run/test-times.tsv, and
+# the last thing it prints, failed or not, is the table of them. The Go tests run in four
+# processes at once: both modules' packages but e2e, and e2e split in two, each end-to-end test
+# on ports of its own (e2e/README.md): E2E_HEAVY, the tests that load the machine most, one
+# after another in the first; the others, which mostly wait on stacks starting, stopping or
+# being interrupted, in the second.
+E2E_HEAVY := TestStackEndToEnd|TestNoEgress|TestBenchReport|TestComposeStackServes|TestCalibrate|TestSoak|TestTimingRulesOnABusyMachine|TestReusedCountsOnlyTheMeasuredWindow|TestSegmentedRuns
+# run by test-dashboards and test-compose
+OWN_TARGET_TESTS := TestComposeUnderDocker|TestDashboardsInGrafana
+TIMES := run/test-times.tsv
+
+bin/testtimes: cmd/testtimes/main.go
+	$(GO) build -trimpath -o bin/testtimes ./cmd/testtimes
+
 test: GODOXY_RELEASE :=
-test: setup influxd test-deps lint # Unit tests, k6 inspect of every scenario, the end-to-end test on a real stack, test-dashboards and test-compose
-	$(GO) test -count=1 -timeout 40m -skip '^(TestComposeUnderDocker|TestDashboardsInGrafana)$$' ./...
-	cd extensions && $(GO) test -count=1 -timeout 10m ./...
-	$(MAKE) test-dashboards
-	$(MAKE) test-compose
+test: bin/testtimes # Unit tests, k6 inspect of every scenario, the end-to-end tests on real stacks, test-dashboards and test-compose, then how long each part took
+	@mkdir -p run && rm -f $(TIMES); t0=$$(date +%s); \
+	for part in setup influxd test-deps lint test-go test-dashboards test-compose; do \
+		bin/testtimes run $(TIMES) "make $$part" $(MAKE) --no-print-directory $$part GODOXY_RELEASE= || { s=$$?; break; }; \
+	done; \
+	printf 'make test\t%d\t%s\n' "$$(( $$(date +%s) - t0 ))" "$$([ "$${s:-0}" = 0 ] && echo ok || echo FAIL)" >>$(TIMES); \
+	bin/testtimes table $(TIMES); exit $${s:-0}
+
+test-go: bin/testtimes
+	@set -o pipefail; \
+	$(GO) test -count=1 -json -timeout 20m -skip '^($(OWN_TARGET_TESTS))$$' $$($(GO) list ./... | grep -v '/e2e$$') | bin/testtimes json $(TIMES) & unit=$$!; \
+	(cd extensions && $(GO) test -count=1 -json -timeout 10m ./...) | bin/testtimes json $(TIMES) & ext=$$!; \
+	$(GO) test -count=1 -json -timeout 40m -run '^($(E2E_HEAVY))$$' ./e2e | bin/testtimes json $(TIMES) " (1 of 2)" & e2e1=$$!; \
+	$(GO) test -count=1 -json -timeout 40m -skip '^($(E2E_HEAVY)|$(OWN_TARGET_TESTS))$$' ./e2e | bin/testtimes json $(TIMES) " (2 of 2)" & e2e2=$$!; \
+	s=0; for p in $$unit $$ext $$e2e1 $$e2e2; do wait $$p || s=1; done; exit $$s
 
 # The dashboards in a real Grafana (observe/grafana_test.go): the Grafana of GRAFANA_TARBALL,
 # unpacked into the install cache once (observe/install-grafana.sh; .ci/run passes the shared
@@ -231,4 +256,4 @@ test-compose: build influxd # compose.yaml under a private Docker engine, host a
 clean: # Remove built binaries and results (the install cache stays)
 	rm -rf bin results
 
-.PHONY: help check check-go k6-build build setup pins up down bench-check soak-check soak calibrate k6-cloud compose-up compose-down status k6 bench table lint lint-tools lint-go lint-sh lint-js test clean influxd observe-up observe-down
+.PHONY: help check check-go test-go k6-build build setup pins up down bench-check soak-check soak calibrate k6-cloud compose-up compose-down status k6 bench table lint lint-tools lint-go lint-sh lint-js test clean influxd observe-up observe-down
