@@ -136,7 +136,7 @@ func TestOpenH2FailedConnection(t *testing.T) {
 			return
 		}
 		bodyOf(4096)(w, r)
-	}), 0)
+	}), 1) // one stream at a time: one is in flight when the connection fails, however late the client runs
 	e := newTestEnv(t, roots(srv))
 	first := time.Now().Add(50 * time.Millisecond)
 	rs := runOpen(t, e, url, `{url: "URL", proto: "h2", expectBytes: 4096, check: "ok"}`, first, first.Add(200*time.Millisecond), 100, false)
