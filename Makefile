@@ -196,7 +196,7 @@ lint-js: $(LINT_TOOLS) # eslint (lint/eslint.config.js) on the k6 scripts of sce
 # The fast tier: every test that needs no stack, browser, influxd or Docker, in both modules
 # (those that need one skip under -short, saying what), the k6 scripts' unit tests (go test
 # ./scenarios runs lib/*_test.js in bin/k6) and every linter, all run even when one fails.
-check: bin/k6 $(LINT_TOOLS) # The fast tier, after every change (about 2 min): go test -short in both Go modules (no stack, browser, influxd or Docker), the k6 scripts' unit tests, and lint
+check: bin/k6 $(LINT_TOOLS) # The fast tier, after every change (about a minute): go test -short in both Go modules (no stack, browser, influxd or Docker), the k6 scripts' unit tests, and lint
 	@$(MAKE) --no-print-directory -k check-go lint-go lint-sh lint-js LINT_TOOLS=
 
 check-go: bin/k6
