@@ -25,8 +25,14 @@
 ARG GOLANG_IMAGE=golang:1.26.8-bookworm
 ARG RUST_IMAGE=rust:1.95-bookworm
 ARG DEBIAN_IMAGE=debian:bookworm-slim
+# xk6, to build k6 the k6 way: an image with xk6 at /usr/local/bin/xk6, as grafana/xk6 has it
+# (--build-arg XK6_IMAGE=grafana/xk6:1.4.11). Without one (scratch, the default), k6 is built
+# with go build of the main.go xk6 writes, as `make k6-build` does without xk6.
+ARG XK6_IMAGE=scratch
 
 FROM ${GOLANG_IMAGE} AS golang
+
+FROM ${XK6_IMAGE} AS xk6
 
 # What a native machine has before `make setup`: Go, Rust, Python for Envoy's wheel, cmake for
 # Pingora, and the scripts every install sources.
@@ -76,11 +82,14 @@ RUN --mount=type=cache,id=proxybench-cargo-registry,target=/usr/local/cargo/regi
 
 # The code: k6 with our extensions, the upstream and proxybench (`make build`; not `go mod
 # download` first: it would fetch every module of the graph, some of which no proxy serves).
+# k6 through xk6 when XK6_IMAGE gives one (its files mounted, not copied into the image).
 FROM tools AS build
 COPY . .
 RUN --mount=type=cache,id=proxybench-go-build,target=/root/.cache/go-build \
     --mount=type=cache,id=proxybench-go-mod,target=/root/go/pkg/mod \
-    make build && PROXYBENCH_CACHE=/nonexistent bash docker/collect.sh bin/*
+    --mount=type=bind,from=xk6,target=/opt/xk6 \
+    xk6=/opt/xk6/usr/local/bin/xk6; [ -x "$xk6" ] || xk6=; \
+    make build XK6_BIN="$xk6" && PROXYBENCH_CACHE=/nonexistent bash docker/collect.sh bin/*
 
 FROM ${DEBIAN_IMAGE}
 ARG TARGETARCH

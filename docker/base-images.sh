@@ -8,6 +8,8 @@
 #   rust:Y-bookworm       -> proxybench-base/rust:Y             bookworm with the build tools the
 #                                                               install scripts use, and this
 #                                                               machine's rustup toolchain (Y)
+#   (XK6_IMAGE)           -> proxybench-base/xk6:<sha256>       XK6_BIN, when given, at
+#                                                               /usr/local/bin/xk6
 #
 # The versions are the Dockerfile's (its ARG defaults), but Rust's: no registry serves a Rust
 # toolchain, so the one this machine has is taken and named. An image already there is kept.
@@ -157,6 +159,22 @@ if ! have "$rust"; then
     bookworm "$tmp/rootfs.tar" "$mirror"
   import "$rust" 'CMD ["bash"]' 'ENV CARGO_HOME=/usr/local/cargo' \
       'ENV PATH=/usr/local/cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+fi
+
+# xk6, when XK6_BIN names one: an image holding it where grafana/xk6 holds its own
+# (/usr/local/bin/xk6), for the Dockerfile's XK6_IMAGE; named by its sha256, so a new xk6 is a
+# new image. Its build stage runs it beside Go (the tools stage), not as a program of its own.
+if [ -n "${XK6_BIN:-}" ]; then
+  [ -x "$XK6_BIN" ] || { echo "base-images: XK6_BIN=$XK6_BIN is not an executable file" >&2; exit 1; }
+  xk6="proxybench-base/xk6:$(sha256sum "$XK6_BIN" | cut -c1-12)$suffix"
+  if ! have "$xk6"; then
+    mkdir -p "$tmp/root/usr/local/bin"
+    cp "$XK6_BIN" "$tmp/root/usr/local/bin/xk6"
+    tar -C "$tmp/root" --owner=0 --group=0 -cf "$tmp/rootfs.tar" usr
+    rm -rf "$tmp/root"
+    import "$xk6"
+  fi
+  echo "XK6_IMAGE=$xk6"
 fi
 
 echo "GOLANG_IMAGE=$golang"

@@ -108,6 +108,15 @@ func TestComposeUnderDocker(t *testing.T) {
 	if out, err := e.run(ctx, h.root, []string{"DOCKER_BUILDKIT=1"}, append(build, ".")...); err != nil {
 		t.Fatalf("%v\n%s", err, stack.LastLines(out, 40))
 	}
+	// the image's k6 is built as make builds it: through xk6 when the test was given one
+	// (base-images.sh made XK6_IMAGE of it), with go build otherwise
+	version, err := e.run(ctx, h.root, nil, "run", "--rm", "--network", "none", "--entrypoint", "/proxybench/bin/k6", "proxybench:local", "version")
+	if err != nil {
+		t.Fatalf("bin/k6 version in the image: %v\n%s", err, version)
+	}
+	if got, want := parseK6Version(t, version).builtWithXk6(), os.Getenv("XK6_BIN") != ""; got != want {
+		t.Errorf("the image's k6 built with xk6: %v, want %v (XK6_BIN=%q)\n%s", got, want, os.Getenv("XK6_BIN"), version)
+	}
 	size, _ := e.run(ctx, h.root, nil, "image", "inspect", "-f", "{{.Size}}", "proxybench:local")
 	mb, _ := strconv.ParseFloat(strings.TrimSpace(size), 64)
 	t.Logf("image proxybench:local built in %v (%s), %.0f MB", time.Since(t0).Round(time.Second), strings.Join(build[5:], " "), mb/1e6)
