@@ -43,9 +43,11 @@ export PROXYBENCH_CACHE ?= $(HOME)/.cache/proxybench
 export K6_NO_USAGE_REPORT := true
 export K6_AUTO_EXTENSION_RESOLUTION := false
 
-K6_SOURCES := $(shell find extensions -name '*.go' -not -name '*_test.go') extensions/go.mod extensions/go.sum extensions/build-k6.sh
-# runner reads the histograms k6 writes through extensions/histogram (go.mod: replace ./extensions)
-GO_SOURCES := $(shell find cmd engine soak k8s cloud pins stack runner verdict upstream report observe scenarios extensions/histogram extensions/localca -name '*.go' -not -name '*_test.go') scenarios/catalogue.json go.mod extensions/go.mod
+# extensions/upstream is the upstream's handlers, which k6 does not link (GO_SOURCES has them)
+K6_SOURCES := $(shell find extensions -name '*.go' -not -name '*_test.go' -not -path 'extensions/upstream/*') extensions/go.mod extensions/go.sum extensions/build-k6.sh
+# runner reads the histograms k6 writes through extensions/histogram, and bin/upstream serves
+# extensions/upstream's routes (go.mod: replace ./extensions)
+GO_SOURCES := $(shell find cmd engine soak k8s cloud pins stack runner verdict upstream report observe scenarios extensions/histogram extensions/localca extensions/upstream -name '*.go' -not -name '*_test.go') scenarios/catalogue.json go.mod extensions/go.mod
 OBSERVE_SOURCES := $(shell find observe stack runner verdict scenarios extensions/histogram extensions/localca -name '*.go' -not -name '*_test.go') scenarios/catalogue.json go.mod
 
 .DEFAULT_GOAL := help

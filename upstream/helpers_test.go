@@ -2,24 +2,17 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"io"
 	"log"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/proxybench/proxybench/extensions/localca"
-	"github.com/quic-go/quic-go"
-	"github.com/quic-go/quic-go/http3"
 )
-
-// testUploadLimit keeps over-limit bodies small in tests.
-const testUploadLimit = 64 << 10
 
 const testHost = "bench.test"
 
@@ -65,31 +58,26 @@ func newTestCert(t *testing.T) testCert {
 	return tc
 }
 
-// stack is a started upstream on 127.0.0.1:0, every listener: h3 on the TLS
-// port over UDP, as the stack runs it.
+// stack is the upstream started from a config on 127.0.0.1:0, every listener: h3 on the TLS
+// port over UDP, as the stack runs it. The routes' own tests are in extensions/upstream; these
+// are of what the flags make of them.
 type stack struct {
-	in      *instance
-	h1cURL  string // http://127.0.0.1:port
 	tlsURL  string // https://bench.test:port, dialled at 127.0.0.1 (TCP, and UDP for h3)
 	tlsAddr string
 	h3Addr  string
 	roots   *x509.CertPool
 }
 
-func newStack(t *testing.T) *stack { return newStackWith(t, nil) }
-
-// newStackWith starts a stack whose config set changes first (nil: none).
+// newStackWith starts a stack whose config set changes first.
 func newStackWith(t *testing.T, set func(*config)) *stack {
 	t.Helper()
 	tc := newTestCert(t)
 	cfg := config{
 		h1c: "127.0.0.1:0", tls: "127.0.0.1:0", h3: "127.0.0.1:0",
 		cert: tc.certFile, key: tc.keyFile,
-		uploadLimit: testUploadLimit,
+		uploadLimit: 1 << 10,
 	}
-	if set != nil {
-		set(&cfg)
-	}
+	set(&cfg)
 	in, err := start(cfg, discardLogger())
 	if err != nil {
 		t.Fatalf("start: %v", err)
@@ -97,15 +85,13 @@ func newStackWith(t *testing.T, set func(*config)) *stack {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := in.shutdown(ctx); err != nil {
+		if err := in.srv.Shutdown(ctx); err != nil {
 			t.Errorf("shutdown: %v", err)
 		}
-		in.close()
+		in.srv.Close()
 	})
 	_, port, _ := net.SplitHostPort(in.tlsAddr.String())
 	return &stack{
-		in:      in,
-		h1cURL:  "http://" + in.h1cAddr.String(),
 		tlsURL:  "https://" + net.JoinHostPort(testHost, port),
 		tlsAddr: in.tlsAddr.String(),
 		h3Addr:  in.h3Addr.String(),
@@ -114,137 +100,3 @@ func newStackWith(t *testing.T, set func(*config)) *stack {
 }
 
 func discardLogger() *log.Logger { return log.New(io.Discard, "", 0) }
-
-// proto names a client flavour: how it reaches the stack.
-type proto string
-
-const (
-	protoH1C proto = "h1c" // cleartext HTTP/1.1
-	protoH1  proto = "h1"  // TLS, ALPN http/1.1 only
-	protoH2  proto = "h2"  // TLS, ALPN h2 only
-	protoH3  proto = "h3"  // QUIC (quic-go's client)
-)
-
-var allProtos = []proto{protoH1C, protoH1, protoH2, protoH3}
-
-func (p proto) wantProto() string {
-	switch p {
-	case protoH2:
-		return "HTTP/2.0"
-	case protoH3:
-		return "HTTP/3.0"
-	}
-	return "HTTP/1.1"
-}
-
-// url returns the stack's URL for path over p.
-func (s *stack) url(p proto, path string) string {
-	if p == protoH1C {
-		return s.h1cURL + path
-	}
-	return s.tlsURL + path
-}
-
-// client returns a client speaking p only; keepAlive false opens a
-// connection per request.
-func (s *stack) client(t *testing.T, p proto, keepAlive bool) *http.Client {
-	t.Helper()
-	if p == protoH3 {
-		return s.h3Client(t, keepAlive)
-	}
-	var protocols http.Protocols
-	tlsConfig := &tls.Config{RootCAs: s.roots, ServerName: testHost}
-	switch p {
-	case protoH1C:
-		protocols.SetHTTP1(true)
-	case protoH1:
-		protocols.SetHTTP1(true)
-		// Go's HTTP/1-only transport offers no ALPN; ask for http/1.1 as
-		// other clients do, so the test sees it negotiated.
-		tlsConfig.NextProtos = []string{"http/1.1"}
-	case protoH2:
-		protocols.SetHTTP2(true)
-	}
-	tlsAddr := s.tlsAddr
-	dialer := &net.Dialer{Timeout: 5 * time.Second}
-	tr := &http.Transport{
-		Protocols:         &protocols,
-		TLSClientConfig:   tlsConfig,
-		DisableKeepAlives: !keepAlive,
-		// Makes Expect: 100-continue wait for the server's verdict.
-		ExpectContinueTimeout: 5 * time.Second,
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if host, _, _ := net.SplitHostPort(addr); host == testHost {
-				addr = tlsAddr
-			}
-			return dialer.DialContext(ctx, network, addr)
-		},
-	}
-	t.Cleanup(tr.CloseIdleConnections)
-	return &http.Client{Transport: tr, Timeout: 10 * time.Second}
-}
-
-// get fetches url and returns the response with its body read.
-func get(t *testing.T, c *http.Client, url string) (*http.Response, []byte) {
-	t.Helper()
-	resp, err := c.Get(url)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("GET %s: reading body: %v", url, err)
-	}
-	return resp, body
-}
-
-// h3Client is quic-go's HTTP/3 client, verifying bench.test against the test
-// CA and dialling the upstream's UDP address; keepAlive false opens a QUIC
-// connection per request.
-func (s *stack) h3Client(t *testing.T, keepAlive bool) *http.Client {
-	t.Helper()
-	newTransport := func() *http3.Transport {
-		return &http3.Transport{
-			TLSClientConfig: &tls.Config{RootCAs: s.roots, ServerName: testHost},
-			Dial: func(ctx context.Context, _ string, tlsCfg *tls.Config, cfg *quic.Config) (*quic.Conn, error) {
-				return quic.DialAddr(ctx, s.h3Addr, tlsCfg, cfg)
-			},
-		}
-	}
-	var rt http.RoundTripper
-	if keepAlive {
-		tr := newTransport()
-		t.Cleanup(func() { _ = tr.Close() })
-		rt = tr
-	} else {
-		rt = freshH3(newTransport)
-	}
-	return &http.Client{Transport: rt, Timeout: 10 * time.Second}
-}
-
-// freshH3 sends every request on a transport, so a QUIC connection, of its
-// own, closed once the response body is closed.
-type freshH3 func() *http3.Transport
-
-func (f freshH3) RoundTrip(req *http.Request) (*http.Response, error) {
-	tr := f()
-	resp, err := tr.RoundTrip(req)
-	if err != nil {
-		_ = tr.Close()
-		return nil, err
-	}
-	resp.Body = closeAfter{ReadCloser: resp.Body, tr: tr}
-	return resp, nil
-}
-
-type closeAfter struct {
-	io.ReadCloser
-	tr *http3.Transport
-}
-
-func (c closeAfter) Close() error {
-	err := c.ReadCloser.Close()
-	_ = c.tr.Close()
-	return err
-}

@@ -16,26 +16,13 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/proxybench/proxybench/extensions/upstream"
 )
 
 // shutdownGrace bounds how long a stop waits for in-flight requests (a slow
 // /sse, an /upload) before their connections are closed.
 const shutdownGrace = 5 * time.Second
-
-const defaultUploadLimit = 8 << 20
-
-// readHeaderTimeout bounds how long a connection may take to send a request's
-// headers (and, on -tls, its TLS handshake), counted from its first byte or,
-// on a new connection, from accept: a client that trickles them or never
-// finishes (slowloris) is disconnected, without an answer, rather than holding a
-// connection and a goroutine for ever. It cannot cut a long /sse or /stream,
-// a slow /upload body or a WebSocket: it ends once the headers are read, and
-// the body, the response and a hijacked connection have no deadline at all
-// (no ReadTimeout or WriteTimeout, which would). Nor does it close idle
-// keep-alive connections: net/http uses it for those only through
-// IdleTimeout and ReadTimeout, both unset (see start). 10 s is far above any
-// bench client's header time on loopback.
-const readHeaderTimeout = 10 * time.Second
 
 type config struct {
 	h1c         string
@@ -49,9 +36,6 @@ type config struct {
 	tlsGroup      string // the one key exchange offered; empty: Go's defaults
 	tlsTickets    bool   // session tickets, hence resumption (Go's server has no session cache)
 	udpRcvBuf     int    // SO_RCVBUF of the -h3 socket, bytes; 0: quic-go's own (it raises it towards 7 MiB)
-	// readHeaderTimeout is not a flag: 0 is the production readHeaderTimeout;
-	// tests set less, to see a slow client cut without waiting 10 s.
-	readHeaderTimeout time.Duration
 }
 
 // tlsGroups are the -tls-group names: OpenSSL's and BoringSSL's, as in targets.json.
@@ -104,7 +88,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.h3, "h3", "", "HTTP/3 (QUIC) UDP listen `address`; default: the -tls address (same port, over UDP) when -tls is set; \""+h3Off+"\": none")
 	fs.StringVar(&c.cert, "cert", "", "PEM certificate chain `file` for -tls (leaf first)")
 	fs.StringVar(&c.key, "key", "", "PEM private key `file` for -tls")
-	fs.Int64Var(&c.uploadLimit, "upload-limit", defaultUploadLimit, "largest /upload body, in `bytes`")
+	fs.Int64Var(&c.uploadLimit, "upload-limit", upstream.DefaultUploadLimit, "largest /upload body, in `bytes`")
 	fs.StringVar(&c.tlsMinVersion, "tls-min-version", "1.2", "lowest TLS `version` of -tls: 1.2 or 1.3 (-h3 is always 1.3)")
 	fs.StringVar(&c.tlsGroup, "tls-group", "", "the one key exchange `group` of -tls and -h3: "+strings.Join(slices.Sorted(maps.Keys(tlsGroups)), ", ")+"; empty: Go's defaults. (Go's server picks the TLS 1.3 cipher itself: AES-128-GCM on AES hardware)")
 	fs.BoolVar(&c.tlsTickets, "tls-tickets", true, "issue TLS session tickets on -tls and -h3; false: no resumption, every connection a full handshake")
@@ -192,16 +176,16 @@ func run(ctx context.Context, cfg config, logger *log.Logger) error {
 	select {
 	case <-ctx.Done():
 		logger.Print("stopping: no new connections, finishing in-flight requests")
-	case err := <-in.errc:
-		in.close()
+	case err := <-in.srv.Err():
+		in.srv.Close()
 		return err
 	}
 
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
-	if err := in.shutdown(sctx); err != nil {
+	if err := in.srv.Shutdown(sctx); err != nil {
 		logger.Printf("requests still in flight after %s, closing their connections", shutdownGrace)
-		in.close()
+		in.srv.Close()
 	}
 	logger.Print("stopped")
 	return nil

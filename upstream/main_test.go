@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"flag"
 	"io"
@@ -15,7 +14,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -157,7 +155,7 @@ func TestStartErrors(t *testing.T) {
 			t.Parallel()
 			in, err := start(tt.cfg, discardLogger())
 			if err == nil {
-				in.close()
+				in.srv.Close()
 				t.Fatal("start succeeded, want an error")
 			}
 			for _, want := range tt.wantErr {
@@ -166,100 +164,6 @@ func TestStartErrors(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestShutdownFinishesInFlight: a stop refuses new connections at once but
-// lets a request under way run to its end.
-func TestShutdownFinishesInFlight(t *testing.T) {
-	t.Parallel()
-	s := newStack(t)
-	c := s.client(t, protoH1C, true)
-	resp, err := c.Get(s.url(protoH1C, "/sse?count=3&interval_ms=200"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	r := bufio.NewReader(resp.Body)
-	if _, err := readEvent(r); err != nil {
-		t.Fatal(err)
-	}
-
-	stopped := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		stopped <- s.in.shutdown(ctx)
-	}()
-
-	// New connections are refused while the SSE stream is still running.
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		conn, err := net.Dial("tcp", s.in.h1cAddr.String())
-		if err != nil {
-			break
-		}
-		conn.Close()
-		if time.Now().After(deadline) {
-			t.Fatal("the listener still accepts 2s into the shutdown")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-
-	for i := 1; i < 3; i++ {
-		ev, err := readEvent(r)
-		if err != nil || ev.Seq != i {
-			t.Fatalf("event %d during shutdown: %+v, %v", i, ev, err)
-		}
-	}
-	if _, err := readEvent(r); !errors.Is(err, io.EOF) {
-		t.Errorf("after the last event: %v, want a clean end", err)
-	}
-	if err := <-stopped; err != nil {
-		t.Errorf("shutdown: %v", err)
-	}
-}
-
-// TestShutdownH3: over HTTP/3 too, a stop lets a request under way run to its
-// end, and new QUIC connections find nobody.
-func TestShutdownH3(t *testing.T) {
-	t.Parallel()
-	s := newStack(t)
-	c := s.client(t, protoH3, true)
-	resp, err := c.Get(s.url(protoH3, "/sse?count=3&interval_ms=200"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	r := bufio.NewReader(resp.Body)
-	if _, err := readEvent(r); err != nil {
-		t.Fatal(err)
-	}
-
-	stopped := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		stopped <- s.in.shutdown(ctx)
-	}()
-	for i := 1; i < 3; i++ {
-		ev, err := readEvent(r)
-		if err != nil || ev.Seq != i {
-			t.Fatalf("event %d during shutdown: %+v, %v", i, ev, err)
-		}
-	}
-	if _, err := readEvent(r); !errors.Is(err, io.EOF) {
-		t.Errorf("after the last event: %v, want a clean end", err)
-	}
-	if err := <-stopped; err != nil {
-		t.Errorf("shutdown: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.url(protoH3, "/healthz"), nil)
-	if resp, err := s.client(t, protoH3, false).Do(req); err == nil {
-		resp.Body.Close()
-		t.Error("a new QUIC connection was answered after shutdown")
 	}
 }
 
@@ -300,20 +204,20 @@ func TestSignalStop(t *testing.T) {
 				t.Errorf("h3 listens on %s, want the TLS port (%s) over UDP", addrs["h3"], addrs["tls"])
 			}
 
-			resp, err := http.Get("http://" + addrs["h1c"] + "/sse?count=2&interval_ms=300")
+			// two 1-byte chunks 300 ms apart: the signal comes between them
+			resp, err := http.Get("http://" + addrs["h1c"] + "/stream?chunks=2&chunk_bytes=1&interval_ms=300")
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer resp.Body.Close()
-			r := bufio.NewReader(resp.Body)
-			if _, err := readEvent(r); err != nil {
-				t.Fatal(err)
+			if _, err := io.ReadFull(resp.Body, make([]byte, 1)); err != nil {
+				t.Fatalf("the first chunk: %v", err)
 			}
 			if err := cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
-			if ev, err := readEvent(r); err != nil || ev.Seq != 1 {
-				t.Errorf("in-flight stream after %v: %+v, %v; want its last event", sig, ev, err)
+			if rest, err := io.ReadAll(resp.Body); err != nil || len(rest) != 1 {
+				t.Errorf("in-flight stream after %v: %q, %v; want its last chunk and a clean end", sig, rest, err)
 			}
 
 			for lines.Scan() {

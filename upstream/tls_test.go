@@ -9,7 +9,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -17,74 +16,6 @@ import (
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 )
-
-// TestALPN checks the direct target negotiates h2 and http/1.1 by ALPN,
-// preferring h2, and that the handshake verifies against the CA for
-// bench.test.
-func TestALPN(t *testing.T) {
-	t.Parallel()
-	s := newStack(t)
-	tests := []struct {
-		name   string
-		offer  []string
-		want   string
-		wantOK bool
-	}{
-		{"h2 only", []string{"h2"}, "h2", true},
-		{"http/1.1 only", []string{"http/1.1"}, "http/1.1", true},
-		{"both, h2 preferred", []string{"http/1.1", "h2"}, "h2", true},
-		{"no ALPN", nil, "", true},
-		{"unknown only", []string{"h3"}, "", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			d := &tls.Dialer{
-				NetDialer: &net.Dialer{Timeout: 5 * time.Second},
-				Config:    &tls.Config{RootCAs: s.roots, ServerName: testHost, NextProtos: tt.offer},
-			}
-			conn, err := d.Dial("tcp", s.tlsAddr)
-			if !tt.wantOK {
-				if err == nil {
-					conn.Close()
-					t.Fatal("handshake succeeded, want no_application_protocol")
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("handshake: %v", err)
-			}
-			defer conn.Close()
-			if got := conn.(*tls.Conn).ConnectionState().NegotiatedProtocol; got != tt.want {
-				t.Errorf("negotiated %q, want %q", got, tt.want)
-			}
-		})
-	}
-}
-
-// TestProtoPerClient: the same request over each client flavour comes back
-// over the protocol that client asked for.
-func TestProtoPerClient(t *testing.T) {
-	t.Parallel()
-	s := newStack(t)
-	for _, p := range allProtos {
-		t.Run(string(p), func(t *testing.T) {
-			t.Parallel()
-			resp, _ := get(t, s.client(t, p, true), s.url(p, "/healthz"))
-			if resp.Proto != p.wantProto() {
-				t.Errorf("proto = %s, want %s", resp.Proto, p.wantProto())
-			}
-			wantALPN := map[proto]string{protoH1: "http/1.1", protoH2: "h2", protoH3: "h3"}[p]
-			if p == protoH1C {
-				if resp.TLS != nil {
-					t.Error("cleartext listener answered over TLS")
-				}
-			} else if resp.TLS == nil || resp.TLS.NegotiatedProtocol != wantALPN {
-				t.Errorf("ALPN = %v, want %q", resp.TLS, wantALPN)
-			}
-		})
-	}
-}
 
 // TestTLSProfile: the flags the stack passes make both TLS listeners (TCP and QUIC) negotiate
 // the one group asked for with a default Go client (which offers X25519MLKEM768 and X25519 key
@@ -110,7 +41,7 @@ func TestTLSProfile(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			s := newStackWith(t, tt.set)
-			for _, p := range []proto{protoH1, protoH3} {
+			for _, p := range []string{"h1", "h3"} {
 				cache := tls.NewLRUClientSessionCache(4)
 				first := s.handshake(t, p, cache)
 				second := s.handshake(t, p, cache)
@@ -131,11 +62,11 @@ func TestTLSProfile(t *testing.T) {
 // handshake GETs /healthz over a new connection (h1 or h3) whose client offers Go's defaults
 // and cache, and returns what was negotiated; the body is read, so a session ticket sent
 // before it is in the cache.
-func (s *stack) handshake(t *testing.T, p proto, cache tls.ClientSessionCache) tls.ConnectionState {
+func (s *stack) handshake(t *testing.T, p string, cache tls.ClientSessionCache) tls.ConnectionState {
 	t.Helper()
 	tc := &tls.Config{RootCAs: s.roots, ServerName: testHost, ClientSessionCache: cache}
 	var rt http.RoundTripper
-	if p == protoH3 {
+	if p == "h3" {
 		tr := &http3.Transport{TLSClientConfig: tc, Dial: func(ctx context.Context, _ string, tlsCfg *tls.Config, cfg *quic.Config) (*quic.Conn, error) {
 			return quic.DialAddr(ctx, s.h3Addr, tlsCfg, cfg)
 		}}
@@ -169,12 +100,12 @@ func (s *stack) handshake(t *testing.T, p proto, cache tls.ClientSessionCache) t
 func TestUDPReceiveBuffer(t *testing.T) {
 	t.Parallel()
 	const want = 1 << 20
-	l, err := listenH3("127.0.0.1:0", &tls.Config{}, want, http.NotFoundHandler(), new(atomic.Int64))
+	conn, err := listenUDP("127.0.0.1:0", want)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.close()
-	raw, err := l.conn.SyscallConn()
+	defer conn.Close()
+	raw, err := conn.SyscallConn()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
-// The bodies the upstream serves, byte for byte (upstream/body.go, upstream/README.md "Routes"),
-// defined once for the scripts: every client path compares what it received with them, since a
-// proxy that rewrites bytes and keeps the length passes every size check. They are all ASCII, so
-// a string's length is its byte count and its UTF-16 units are its bytes.
+// The bodies the upstream serves, byte for byte (extensions/upstream/body.go, upstream/README.md
+// "Routes"), defined once for the scripts: every client path compares what it received with them,
+// since a proxy that rewrites bytes and keeps the length passes every size check. They are all
+// ASCII, so a string's length is its byte count and its UTF-16 units are its bytes.
 // This module imports nothing and does nothing but define them: extensions/load/bodies_test.go
 // evaluates it on its own and holds its values to what a running upstream serves.
 

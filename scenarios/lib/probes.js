@@ -66,9 +66,9 @@ export function countCompressed(res) {
 }
 
 // The pacing rules of a streamed probe whose upstream sends the first part at once and each
-// next one no sooner than intervalMs after the one before (upstream/pace.go). They are shaped
-// like the fault they detect: a proxy that holds parts back releases them together, when its
-// buffer fills, the next part comes or the stream ends. A response is held back when
+// next one no sooner than intervalMs after the one before (extensions/upstream/pace.go). They
+// are shaped like the fault they detect: a proxy that holds parts back releases them together,
+// when its buffer fills, the next part comes or the stream ends. A response is held back when
 //   first: its first part came later than intervalMs after the request: the proxy still had it
 //          when the upstream sent the next;
 //   burst: two parts came less than `together` apart (max(TOGETHER_FLOOR_MS, intervalMs / 10)):

@@ -1,4 +1,4 @@
-package main
+package upstream
 
 import (
 	"io"
@@ -20,32 +20,32 @@ const wsWelcome = `{"hello":"bench"}`
 const wsCloseWait = 2 * time.Second
 
 // wsReadLimit is the largest message a client may send (the sum of its
-// frames), as -upload-limit's default is the largest upload: a frame or
+// frames), as DefaultUploadLimit is the largest upload: a frame or
 // message declared or grown beyond it gets close 1009 (message too big) and
 // the connection is dropped. Memory does not depend on it (messages are
 // streamed through a 4 KiB buffer, never held whole); it bounds how long one
 // message can keep the echo busy, and refuses a length no bench client sends.
-const wsReadLimit = defaultUploadLimit
+const wsReadLimit = DefaultUploadLimit
 
-// newUpgrader is the /ws upgrader of s: its Error hook answers a refused
+// newUpgrader is the /ws upgrader of h: its Error hook answers a refused
 // upgrade as gorilla's default does, and counts it.
-func newUpgrader(s *server) websocket.Upgrader {
+func newUpgrader(h *Handler) websocket.Upgrader {
 	return websocket.Upgrader{
 		ReadBufferSize:  4096,
 		WriteBufferSize: 4096,
 		// Bench clients and proxies send whatever Origin they like, and there is
 		// nothing here a cross-origin page could abuse.
 		CheckOrigin: func(*http.Request) bool { return true },
-		Error:       s.refuseWS,
+		Error:       h.refuseWS,
 	}
 }
 
 // refuseWS answers an upgrade gorilla refuses (a plain GET, a bad key or
 // version: 400; not a GET: 405) as its default does, and counts the answer:
 // the upstream answered it, as it answers a 400 on /stream.
-func (s *server) refuseWS(w http.ResponseWriter, r *http.Request, status int, _ error) {
+func (h *Handler) refuseWS(w http.ResponseWriter, r *http.Request, status int, _ error) {
 	w.Header().Set("Sec-Websocket-Version", "13")
-	s.served.count(r, routeWS, httpError(w, http.StatusText(status), status))
+	h.served.count(r, routeWS, httpError(w, http.StatusText(status), status))
 }
 
 // serveWS sends the welcome, then echoes every message with its own type
@@ -58,16 +58,16 @@ func (s *server) refuseWS(w http.ResponseWriter, r *http.Request, status int, _ 
 // A session counts as one /ws request once the upgrade succeeded, before the
 // welcome is sent; its bytes are the payloads sent (the welcome and every
 // echo, not the frame headers), counted as each message is sent.
-func (s *server) serveWS(w http.ResponseWriter, r *http.Request) {
-	c, err := s.upgrader.Upgrade(w, r, nil) // refuseWS answers the failed upgrades
+func (h *Handler) serveWS(w http.ResponseWriter, r *http.Request) {
+	c, err := h.upgrader.Upgrade(w, r, nil) // refuseWS answers the failed upgrades
 	if err != nil {
 		return
 	}
-	s.ws.add(c)
-	defer s.ws.remove(c)
+	h.ws.add(c)
+	defer h.ws.remove(c)
 	defer c.Close()
 	c.SetReadLimit(wsReadLimit)
-	served := s.served.cell(r, routeWS)
+	served := h.served.cell(r, routeWS)
 	served.requests.Add(1)
 
 	if err := wsSend(c, websocket.TextMessage, strings.NewReader(wsWelcome), &served.bytes); err != nil {

@@ -1,4 +1,4 @@
-package main
+package upstream
 
 import (
 	"net/http"
@@ -15,7 +15,7 @@ var sseParams = [...]intParam{
 // interval, each flushed on its own: time to first event measures whether a
 // proxy passes an event stream through as it comes. It returns the body
 // bytes written, fewer than the events' when the client went away.
-func serveSSE(w http.ResponseWriter, r *http.Request) (written int64) {
+func (*Handler) serveSSE(w http.ResponseWriter, r *http.Request) (written int64) {
 	var v [len(sseParams)]int
 	if err := parseInts(r.URL.RawQuery, sseParams[:], v[:]); err != nil {
 		return httpError(w, err.Error(), http.StatusBadRequest)

@@ -1,4 +1,4 @@
-package main
+package upstream
 
 import (
 	"errors"
@@ -18,20 +18,20 @@ var (
 // body goes to io.Discard: holding it would make the upstream's memory, not
 // the proxy, the thing an upload benchmark measures. It returns the answer's
 // body bytes written.
-func (s *server) serveUpload(w http.ResponseWriter, r *http.Request) int64 {
+func (h *Handler) serveUpload(w http.ResponseWriter, r *http.Request) int64 {
 	if r.Method != http.MethodPost && r.Method != http.MethodPut {
 		w.Header()["Allow"] = allowUpload
 		return httpError(w, fmt.Sprintf("/upload accepts POST and PUT, not %s", clip(r.Method)), http.StatusMethodNotAllowed)
 	}
 	// A declared length over the limit is refused before reading a byte;
 	// a chunked body is counted as it comes, by MaxBytesReader.
-	if r.ContentLength > s.uploadLimit {
-		return s.tooLarge(w, r)
+	if r.ContentLength > h.uploadLimit {
+		return h.tooLarge(w, r)
 	}
-	n, err := io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, s.uploadLimit))
+	n, err := io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, h.uploadLimit))
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			return s.tooLarge(w, r)
+			return h.tooLarge(w, r)
 		}
 		return httpError(w, fmt.Sprintf("reading the upload after %d bytes: %v", n, err), http.StatusBadRequest)
 	}
@@ -40,16 +40,16 @@ func (s *server) serveUpload(w http.ResponseWriter, r *http.Request) int64 {
 	b = append(b, `{"bytes":`...)
 	b = strconv.AppendInt(b, n, 10)
 	b = append(b, '}')
-	h := w.Header()
-	h["Content-Type"] = contentTypeJSON
-	h["Content-Length"] = []string{strconv.Itoa(len(b))}
+	hdr := w.Header()
+	hdr["Content-Type"] = contentTypeJSON
+	hdr["Content-Length"] = []string{strconv.Itoa(len(b))}
 	written, _ := w.Write(b)
 	return int64(written)
 }
 
 // tooLarge answers 413 and, on HTTP/1.1, closes the connection without
 // reading any more of the body. It returns the body bytes written.
-func (s *server) tooLarge(w http.ResponseWriter, r *http.Request) int64 {
+func (h *Handler) tooLarge(w http.ResponseWriter, r *http.Request) int64 {
 	if r.ProtoMajor == 1 {
 		// Without it net/http reads the body it was told to refuse
 		// before answering: closing the connection is the way to answer
@@ -63,5 +63,5 @@ func (s *server) tooLarge(w http.ResponseWriter, r *http.Request) int64 {
 		// closes once the 413 is out.
 		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 	}
-	return httpError(w, fmt.Sprintf("upload larger than the limit of %d bytes (-upload-limit)", s.uploadLimit), http.StatusRequestEntityTooLarge)
+	return httpError(w, fmt.Sprintf("upload larger than the limit of %d bytes (-upload-limit)", h.uploadLimit), http.StatusRequestEntityTooLarge)
 }

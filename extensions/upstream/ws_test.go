@@ -1,4 +1,4 @@
-package main
+package upstream
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ func (s *stack) dialWS(t *testing.T, secure bool) *websocket.Conn {
 		HandshakeTimeout: 5 * time.Second,
 		TLSClientConfig:  &tls.Config{RootCAs: s.roots, ServerName: testHost},
 	}
-	url := "ws://" + s.in.h1cAddr.String() + "/ws"
+	url := "ws://" + s.h1cAddr + "/ws"
 	if secure {
 		tlsAddr := s.tlsAddr
 		d.NetDialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
@@ -52,7 +52,7 @@ func TestWebSocket(t *testing.T) {
 		{"text", websocket.TextMessage, []byte("hello, upstream")},
 		{"binary", websocket.BinaryMessage, []byte{0, 1, 2, 0xfe, 0xff}},
 		{"empty text", websocket.TextMessage, nil},
-		{"large binary", websocket.BinaryMessage, pattern(300_000)},
+		{"large binary", websocket.BinaryMessage, Pattern(300_000)},
 	}
 	for _, secure := range []bool{false, true} {
 		name := "ws"
@@ -121,7 +121,7 @@ func TestWebSocketShutdown(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := s.in.shutdown(ctx); err != nil {
+	if err := s.srv.Shutdown(ctx); err != nil {
 		t.Fatalf("shutdown: %v", err)
 	}
 	_, _, err := c.ReadMessage()

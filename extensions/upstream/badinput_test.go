@@ -1,4 +1,4 @@
-package main
+package upstream
 
 import (
 	"bufio"
@@ -20,7 +20,7 @@ import (
 // Bad input, on real listeners: every answer is a 4xx or a closed
 // connection, and the server goes on serving.
 
-// testHeaderTimeout stands for readHeaderTimeout in tests: short enough to
+// testHeaderTimeout stands for ReadHeaderTimeout in tests: short enough to
 // wait for, long enough for a loaded machine to send a request in time.
 const testHeaderTimeout = 300 * time.Millisecond
 
@@ -31,7 +31,7 @@ const closeSlack = 2 * time.Second
 // rawH1C dials the h1c listener, with a deadline that fails a hung test.
 func rawH1C(t *testing.T, s *stack) net.Conn {
 	t.Helper()
-	conn, err := net.Dial("tcp", s.in.h1cAddr.String())
+	conn, err := net.Dial("tcp", s.h1cAddr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func stillServing(t *testing.T, s *stack) {
 func TestOversizedUpload(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
-	over := pattern(testUploadLimit + 1)
+	over := Pattern(testUploadLimit + 1)
 	tests := []struct {
 		name   string
 		header string
@@ -230,12 +230,12 @@ func TestBadRequestHead(t *testing.T) {
 }
 
 // TestSlowloris: a client that does not finish its request headers, or its
-// TLS handshake, in readHeaderTimeout (testHeaderTimeout here) is
+// TLS handshake, in ReadHeaderTimeout (testHeaderTimeout here) is
 // disconnected, at that deadline and not before, without a 2xx.
 func TestSlowloris(t *testing.T) {
 	t.Parallel()
-	s := newStackWith(t, func(c *config) { c.readHeaderTimeout = testHeaderTimeout })
-	h1c, tlsAddr := s.in.h1cAddr.String(), s.tlsAddr
+	s := newStackWith(t, func(c *Config) { c.ReadHeaderTimeout = testHeaderTimeout })
+	h1c, tlsAddr := s.h1cAddr, s.tlsAddr
 	tests := []struct {
 		name string
 		addr string
@@ -285,12 +285,12 @@ func TestSlowloris(t *testing.T) {
 	}
 }
 
-// TestHeaderTimeoutSparesLongRequests: readHeaderTimeout (testHeaderTimeout
+// TestHeaderTimeoutSparesLongRequests: ReadHeaderTimeout (testHeaderTimeout
 // here) ends with the headers: streams, slow uploads, idle keep-alive
 // connections and WebSockets that last several times longer are not cut.
 func TestHeaderTimeoutSparesLongRequests(t *testing.T) {
 	t.Parallel()
-	s := newStackWith(t, func(c *config) { c.readHeaderTimeout = testHeaderTimeout })
+	s := newStackWith(t, func(c *Config) { c.ReadHeaderTimeout = testHeaderTimeout })
 	long := 3 * testHeaderTimeout
 	ms := long.Milliseconds() / 3
 
@@ -314,7 +314,7 @@ func TestHeaderTimeoutSparesLongRequests(t *testing.T) {
 		go func() {
 			for range 4 {
 				time.Sleep(long / 4)
-				_, _ = pw.Write(pattern(100))
+				_, _ = pw.Write(Pattern(100))
 			}
 			_ = pw.Close()
 		}()
@@ -419,13 +419,13 @@ func TestWebSocketBadFrames(t *testing.T) {
 		{"reserved opcode 3", wsFrame(0x83, 0, nil, true), websocket.CloseProtocolError},
 		{"reserved control opcode 0xb", wsFrame(0x8b, 0, nil, true), websocket.CloseProtocolError},
 		{"RSV1 without an extension", wsFrame(0xc1, 5, hello, true), websocket.CloseProtocolError},
-		{"ping over 125 bytes", wsFrame(0x89, 126, pattern(126), true), websocket.CloseProtocolError},
+		{"ping over 125 bytes", wsFrame(0x89, 126, Pattern(126), true), websocket.CloseProtocolError},
 		{"continuation with nothing to continue", wsFrame(0x80, 5, hello, true), websocket.CloseProtocolError},
 		{"frame over the read limit", wsFrame(0x82, wsReadLimit+1, nil, true), websocket.CloseMessageTooBig},
 		{"frame of 1 TiB", wsFrame(0x82, 1<<40, nil, true), websocket.CloseMessageTooBig},
 		{
 			"message over the read limit in two frames",
-			append(wsFrame(0x02, 1000, pattern(1000), true), wsFrame(0x80, wsReadLimit-999, nil, true)...), websocket.CloseMessageTooBig,
+			append(wsFrame(0x02, 1000, Pattern(1000), true), wsFrame(0x80, wsReadLimit-999, nil, true)...), websocket.CloseMessageTooBig,
 		},
 		{"length with the top bit set", wsFrame(0x82, 1<<63, nil, true), 0},
 		{"truncated frame", wsFrame(0x81, 5, hello, true)[:4], 0},

@@ -1,4 +1,4 @@
-package main
+package upstream
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ func TestStaticRoutes(t *testing.T) {
 		contentType string
 		body        []byte
 	}{
-		{"/", http.StatusOK, "application/octet-stream", pattern(rootBodySize)},
+		{"/", http.StatusOK, "application/octet-stream", Pattern(RootBodySize)},
 		{"/json", http.StatusOK, "application/json", []byte(jsonDoc)},
 		{"/healthz", http.StatusOK, "text/plain; charset=utf-8", []byte("ok")},
 		{"/nope", http.StatusNotFound, "text/plain; charset=utf-8", []byte("404 page not found\n")},
@@ -65,14 +65,14 @@ func TestBodies(t *testing.T) {
 		t.Errorf("/json body is not valid JSON: %s", jsonDoc)
 	}
 	// Every /stream chunk is a prefix of the / body's pattern.
-	if !bytes.Equal(pattern(1 << 20)[:rootBodySize], rootResponse.body) {
+	if !bytes.Equal(Pattern(1 << 20)[:RootBodySize], rootResponse.body) {
 		t.Error("the / body is not a prefix of the /stream pattern")
 	}
 }
 
 // TestHotPathAllocs guards "no per-request allocation" on / and /json.
 func TestHotPathAllocs(t *testing.T) {
-	s := newServer(testUploadLimit)
+	s := NewHandler(testUploadLimit)
 	for _, path := range []string{"/", "/json", "/healthz"} {
 		t.Run(path, func(t *testing.T) {
 			w := newDiscardWriter()

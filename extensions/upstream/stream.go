@@ -1,4 +1,4 @@
-package main
+package upstream
 
 import (
 	"net/http"
@@ -16,17 +16,17 @@ var streamParams = [...]intParam{
 // shows up as a late first byte. It returns the body bytes written, fewer
 // than asked when the client went away (chunked framing is net/http's, not
 // counted).
-func (s *server) serveStream(w http.ResponseWriter, r *http.Request) (written int64) {
+func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) (written int64) {
 	var v [len(streamParams)]int
 	if err := parseInts(r.URL.RawQuery, streamParams[:], v[:]); err != nil {
 		return httpError(w, err.Error(), http.StatusBadRequest)
 	}
-	chunks, chunk := v[0], s.streamChunk[:v[1]]
+	chunks, chunk := v[0], h.streamChunk[:v[1]]
 	pace := newPacer(time.Duration(v[2]) * time.Millisecond)
 
-	h := w.Header()
-	h["Content-Type"] = contentTypeOctets
-	h["Cache-Control"] = noCache
+	hdr := w.Header()
+	hdr["Content-Type"] = contentTypeOctets
+	hdr["Cache-Control"] = noCache
 	rc := http.NewResponseController(w)
 	for i := range chunks {
 		if i > 0 && !pace.wait(r.Context()) {

@@ -1,4 +1,4 @@
-package main
+package upstream
 
 import (
 	"bytes"
@@ -38,7 +38,7 @@ func TestStream(t *testing.T) {
 				if (p == protoH1 || p == protoH1C) && (len(resp.TransferEncoding) != 1 || resp.TransferEncoding[0] != "chunked") {
 					t.Errorf("Transfer-Encoding = %v, want chunked", resp.TransferEncoding)
 				}
-				want := bytes.Repeat(pattern(tt.chunkBytes), tt.chunks)
+				want := bytes.Repeat(Pattern(tt.chunkBytes), tt.chunks)
 				if !bytes.Equal(body, want) {
 					t.Errorf("body is %d bytes, want %d (%d chunks of %d)", len(body), len(want), tt.chunks, tt.chunkBytes)
 				}

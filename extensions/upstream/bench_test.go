@@ -1,7 +1,8 @@
-package main
+package upstream
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"testing"
 )
@@ -26,7 +27,7 @@ func (d *discardWriter) Write(p []byte) (int, error) {
 func (d *discardWriter) WriteHeader(int) {}
 
 func benchHandler(b *testing.B, path string) {
-	s := newServer(defaultUploadLimit)
+	s := NewHandler(DefaultUploadLimit)
 	w := newDiscardWriter()
 	r, err := http.NewRequest(http.MethodGet, "http://bench.test"+path, nil)
 	if err != nil {
@@ -45,13 +46,14 @@ func BenchmarkJSON(b *testing.B) { benchHandler(b, "/json") }
 // BenchmarkRootLoopback is / through net/http over a real loopback
 // connection: what a client sees, net/http's own cost included.
 func BenchmarkRootLoopback(b *testing.B) {
-	in, err := start(config{h1c: "127.0.0.1:0", uploadLimit: defaultUploadLimit}, discardLogger())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(in.close)
+	srv := Serve(Listeners{H1C: ln}, Config{UploadLimit: DefaultUploadLimit})
+	b.Cleanup(srv.Close)
 	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
-	url := "http://" + in.h1cAddr.String() + "/"
+	url := "http://" + ln.Addr().String() + "/"
 	b.ReportAllocs()
 	for b.Loop() {
 		resp, err := c.Get(url)

@@ -1,11 +1,12 @@
-package main
+package upstream
 
 import (
 	"net/http"
 	"strconv"
 )
 
-const rootBodySize = 4096
+// RootBodySize is the size of the / body, Pattern(RootBodySize).
+const RootBodySize = 4096
 
 // jsonDoc is the /json body: small, static, shaped like an API answer.
 const jsonDoc = `{"service":"proxybench-upstream","version":1,"ok":true,` +
@@ -18,9 +19,10 @@ const jsonDoc = `{"service":"proxybench-upstream","version":1,"ok":true,` +
 // deterministic (a client can check every byte, not only the length).
 const patternAlphabet = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
-// pattern returns n bytes of patternAlphabet repeated: the / body is
-// pattern(4096) and every /stream chunk is a prefix of it.
-func pattern(n int) []byte {
+// Pattern returns n bytes of patternAlphabet repeated: the / body is
+// Pattern(RootBodySize) and every /stream chunk of n bytes is Pattern(n), a
+// prefix of it. A fresh slice each call: the caller may change it.
+func Pattern(n int) []byte {
 	b := make([]byte, n)
 	for i := range b {
 		b[i] = patternAlphabet[i%len(patternAlphabet)]
@@ -46,7 +48,7 @@ func newStatic(status int, contentType []string, body []byte) staticResponse {
 }
 
 var (
-	rootResponse     = newStatic(http.StatusOK, contentTypeOctets, pattern(rootBodySize))
+	rootResponse     = newStatic(http.StatusOK, contentTypeOctets, Pattern(RootBodySize))
 	jsonResponse     = newStatic(http.StatusOK, contentTypeJSON, []byte(jsonDoc))
 	healthzResponse  = newStatic(http.StatusOK, contentTypeText, []byte("ok"))
 	notFoundResponse = newStatic(http.StatusNotFound, contentTypeText, []byte("404 page not found\n"))

@@ -1,4 +1,4 @@
-package main
+package upstream
 
 import (
 	"bytes"
@@ -194,7 +194,7 @@ func TestDebugServedWebSocket(t *testing.T) {
 			observer := s.client(t, protoH1C, true)
 			before := readServed(t, s, observer)
 			c := s.dialWS(t, secure)
-			sent := [][]byte{[]byte("hello"), pattern(10_000)}
+			sent := [][]byte{[]byte("hello"), Pattern(10_000)}
 			wantBytes := int64(len(wsWelcome))
 			if _, _, err := c.ReadMessage(); err != nil {
 				t.Fatalf("reading the welcome: %v", err)

@@ -1,13 +1,10 @@
-package main
+package upstream
 
 import (
-	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 )
 
 // connCounters counts connections accepted per listener: "fresh" scenarios
@@ -33,29 +30,18 @@ func (l countingListener) Accept() (net.Conn, error) {
 	return c, err
 }
 
-func listen(flagName, addr string, accepted *atomic.Int64) (net.Listener, error) {
-	ln, err := net.Listen("tcp", addr)
-	if errors.Is(err, syscall.EADDRINUSE) {
-		return nil, fmt.Errorf("-%s %s is already in use: stop whatever holds it or run `make down`: %w", flagName, addr, err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("-%s %s: %w", flagName, addr, err)
-	}
-	return countingListener{Listener: ln, accepted: accepted}, nil
-}
-
 // serveConns answers GET /debug/conns with {"h1c":N,"tls":M,"h3":K}: the
 // number of connections each listener has accepted since start, the one
 // carrying this request included. Read it before and after a run: the difference is the
 // number of connections the run opened.
-func (s *server) serveConns(w http.ResponseWriter) {
+func (h *Handler) serveConns(w http.ResponseWriter) {
 	b := make([]byte, 0, 64)
 	b = append(b, `{"h1c":`...)
-	b = strconv.AppendInt(b, s.conns.h1c.Load(), 10)
+	b = strconv.AppendInt(b, h.conns.h1c.Load(), 10)
 	b = append(b, `,"tls":`...)
-	b = strconv.AppendInt(b, s.conns.tls.Load(), 10)
+	b = strconv.AppendInt(b, h.conns.tls.Load(), 10)
 	b = append(b, `,"h3":`...)
-	b = strconv.AppendInt(b, s.conns.h3.Load(), 10)
+	b = strconv.AppendInt(b, h.conns.h3.Load(), 10)
 	b = append(b, '}')
 	serveCounters(w, b)
 }

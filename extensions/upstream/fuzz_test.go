@@ -1,4 +1,4 @@
-package main
+package upstream
 
 import (
 	"bufio"
@@ -107,7 +107,7 @@ const (
 // maxStaticBody bounds every answer but a 200 /stream or /sse: the largest
 // fixed body is / (4096 bytes); every error is a line of text quoting at
 // most maxEcho bytes of what the client sent.
-const maxStaticBody = rootBodySize
+const maxStaticBody = RootBodySize
 
 // maxTickBytes bounds one /sse event: `event: tick`, then
 // `data: {"seq":<5 digits>,"ts":<13 to 14 digits>}` and a blank line.
@@ -120,7 +120,7 @@ const maxTickBytes = 64
 // its client is gone. A /ws request that upgrades gets the bytes after the
 // request as WebSocket frames.
 func FuzzHandler(f *testing.F) {
-	s := newServer(fuzzUploadLimit)
+	s := NewHandler(fuzzUploadLimit)
 	f.Fuzz(func(t *testing.T, method, target, headers string, body []byte) {
 		var raw bytes.Buffer
 		raw.WriteString(method + " " + target + " HTTP/1.1\r\nHost: " + testHost + "\r\n")

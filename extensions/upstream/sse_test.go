@@ -1,4 +1,4 @@
-package main
+package upstream
 
 import (
 	"bufio"
@@ -160,7 +160,7 @@ func TestSSEClientGone(t *testing.T) {
 
 	sctx, scancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer scancel()
-	if err := s.in.shutdown(sctx); err != nil {
+	if err := s.srv.Shutdown(sctx); err != nil {
 		t.Errorf("shutdown with a departed SSE client: %v, want the handler gone", err)
 	}
 }

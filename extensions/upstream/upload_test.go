@@ -1,4 +1,4 @@
-package main
+package upstream
 
 import (
 	"bufio"
@@ -48,7 +48,7 @@ func TestUpload(t *testing.T) {
 				t.Parallel()
 				// A fresh connection per case: a 413 may close it.
 				c := s.client(t, p, false)
-				var body io.Reader = bytes.NewReader(pattern(tt.size))
+				var body io.Reader = bytes.NewReader(Pattern(tt.size))
 				if tt.chunked {
 					body = unsized{body}
 				}
@@ -102,7 +102,7 @@ func TestUploadRaw(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			conn, err := net.Dial("tcp", s.in.h1cAddr.String())
+			conn, err := net.Dial("tcp", s.h1cAddr)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -111,7 +111,7 @@ func TestUploadRaw(t *testing.T) {
 			w := bufio.NewWriter(conn)
 			fmt.Fprintf(w, "POST /upload HTTP/1.1\r\nHost: %s\r\n%s\r\n\r\n", testHost, tt.header)
 			for _, n := range tt.chunks {
-				fmt.Fprintf(w, "%x\r\n%s\r\n", n, pattern(n))
+				fmt.Fprintf(w, "%x\r\n%s\r\n", n, Pattern(n))
 			}
 			if tt.chunks != nil {
 				fmt.Fprint(w, "0\r\n\r\n")

@@ -1,4 +1,4 @@
-package main
+package upstream
 
 import (
 	"net/http"
@@ -94,7 +94,7 @@ func (c *servedCounters) count(r *http.Request, route routeID, n int64) {
 // snapshot of one instant, one taken before or after is exact. Neither this
 // route nor any other that is not in routeNames is counted, so reading the
 // counters does not move them.
-func (s *server) serveServed(w http.ResponseWriter) {
+func (h *Handler) serveServed(w http.ResponseWriter) {
 	b := make([]byte, 0, 1024)
 	b = append(b, '{')
 	for l := range numListeners {
@@ -107,7 +107,7 @@ func (s *server) serveServed(w http.ResponseWriter) {
 			if rt > 0 {
 				b = append(b, ',')
 			}
-			cell := &s.served[l][rt]
+			cell := &h.served[l][rt]
 			b = strconv.AppendQuote(b, routeNames[rt])
 			b = append(b, `:{"requests":`...)
 			b = strconv.AppendInt(b, cell.requests.Load(), 10)
