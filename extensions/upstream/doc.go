@@ -4,7 +4,7 @@
 //
 // It is shared code, not a k6 extension: nothing of the k6 build imports it.
 //
-// The routes are Handler.ServeHTTP's (routes.go); what each answers, its parameters and its
+// The routes are the table routes (routes.go); what each answers, its parameters and its
 // errors are in upstream/README.md, "Routes". [Handler] is the routes alone, for a server of
 // the caller's own; [Serve] serves them on bound listeners as the upstream binary does:
 // cleartext HTTP/1.1, HTTP/2 and HTTP/1.1 over TLS, HTTP/3.

@@ -231,7 +231,7 @@ func allowedStatuses(path, method string) string {
 func checkServed(t *testing.T, before, after servedSnapshot, req *http.Request, w *fuzzWriter) {
 	t.Helper()
 	want := before
-	if route := slices.Index(routeNames[:], req.URL.Path); route >= 0 {
+	if route := slices.Index(routePaths(), req.URL.Path); route >= 0 {
 		cell := &want[listenerH1C][route]
 		switch {
 		case w.hijacked.Load():

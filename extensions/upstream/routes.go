@@ -18,6 +18,37 @@ var (
 	noStore           = []string{"no-store"}
 )
 
+// route is one path the upstream answers and counts in /debug/served: a fixed answer (static),
+// or a handler (serve) that writes the answer and counts it in served, its cell of
+// /debug/served on the request's listener.
+type route struct {
+	path   string
+	static *staticResponse
+	serve  func(h *Handler, w http.ResponseWriter, r *http.Request, served *servedCell)
+}
+
+// routes is every route but /debug/*, in /debug/served's order. A new route is one line here
+// and its handler: its dispatch, its counting, its /debug/served key and the check that every
+// listener shows it come from this table.
+var routes = [...]route{
+	{path: "/", static: &rootResponse},
+	{path: "/json", static: &jsonResponse},
+	{path: "/healthz", static: &healthzResponse},
+	{path: "/upload", serve: answer((*Handler).serveUpload)},
+	{path: "/stream", serve: answer((*Handler).serveStream)},
+	{path: "/sse", serve: answer((*Handler).serveSSE)},
+	// counts itself: a session's bytes are written after its upgrade, long after the request
+	{path: "/ws", serve: (*Handler).serveWS},
+}
+
+// answer is a route whose handler returns the body bytes it wrote: the answer is counted once
+// the handler returns, before the client can have all of it.
+func answer(serve func(*Handler, http.ResponseWriter, *http.Request) int64) func(*Handler, http.ResponseWriter, *http.Request, *servedCell) {
+	return func(h *Handler, w http.ResponseWriter, r *http.Request, served *servedCell) {
+		served.count(r, serve(h, w, r))
+	}
+}
+
 // Handler serves every route of the upstream; one is shared by every listener. What it serves
 // is built once, by NewHandler, so that requests only copy bytes.
 type Handler struct {
@@ -35,50 +66,37 @@ var _ http.Handler = (*Handler)(nil)
 // NewHandler returns the routes with /upload taking bodies of up to uploadLimit bytes
 // (DefaultUploadLimit: the upstream's default).
 func NewHandler(uploadLimit int64) *Handler {
-	h := &Handler{
+	return &Handler{
 		uploadLimit: uploadLimit,
+		served:      newServedCounters(),
 		streamChunk: Pattern(streamParams[1].max),
 		ws:          wsRegistry{conns: make(map[*websocket.Conn]struct{})},
+		upgrader:    newUpgrader(),
 	}
-	h.upgrader = newUpgrader(h)
-	return h
 }
 
-// ServeHTTP routes on the exact path with a switch: no mux, no allocation.
-// Static routes answer any method, as GoDoxy's bench server does. Every
-// answer of a route in routeNames is counted in h.served once written,
-// before the handler returns and so before the client can have all of it;
-// /debug/* and 404s are not, so reading the counters does not move them.
+// ServeHTTP routes on the exact path, no mux: a scan of routes (/ and /json first), then
+// /debug/*. Every answer of a route in routes is counted; /debug/* and 404s are not, so
+// reading the counters does not move them. A static answer allocates nothing.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var route routeID
-	var n int64 // body bytes written
+	for i := range routes {
+		if rt := &routes[i]; r.URL.Path == rt.path {
+			served := h.served.cell(r, i)
+			if rt.static != nil {
+				// any method, as GoDoxy's bench server does
+				served.count(r, rt.static.serve(w))
+			} else {
+				rt.serve(h, w, r, served)
+			}
+			return
+		}
+	}
 	switch r.URL.Path {
-	case "/":
-		route, n = routeRoot, rootResponse.serve(w)
-	case "/json":
-		route, n = routeJSON, jsonResponse.serve(w)
-	case "/healthz":
-		route, n = routeHealthz, healthzResponse.serve(w)
-	case "/upload":
-		route, n = routeUpload, h.serveUpload(w, r)
-	case "/stream":
-		route, n = routeStream, h.serveStream(w, r)
-	case "/sse":
-		route, n = routeSSE, h.serveSSE(w, r)
-	case "/ws":
-		// counts itself: a session's bytes are written after its upgrade,
-		// long after the request
-		h.serveWS(w, r)
-		return
 	case "/debug/conns":
 		h.serveConns(w)
-		return
 	case "/debug/served":
 		h.serveServed(w)
-		return
 	default:
 		notFoundResponse.serve(w)
-		return
 	}
-	h.served.count(r, route, n)
 }

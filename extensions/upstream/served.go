@@ -6,12 +6,9 @@ import (
 	"sync/atomic"
 )
 
-// listenerID and routeID index servedCounters; listenerNames and routeNames
-// are their /debug/served keys, in the same order.
-type (
-	listenerID uint8
-	routeID    uint8
-)
+// listenerID indexes servedCounters; listenerNames are its /debug/served
+// keys, in the same order.
+type listenerID uint8
 
 const (
 	listenerH1C listenerID = iota
@@ -20,26 +17,12 @@ const (
 	numListeners
 )
 
-const (
-	routeRoot routeID = iota
-	routeJSON
-	routeHealthz
-	routeUpload
-	routeStream
-	routeSSE
-	routeWS
-	numRoutes
-)
-
-var (
-	listenerNames = [numListeners]string{"h1c", "tls", "h3"}
-	routeNames    = [numRoutes]string{"/", "/json", "/healthz", "/upload", "/stream", "/sse", "/ws"}
-)
+var listenerNames = [numListeners]string{"h1c", "tls", "h3"}
 
 // servedCell counts the answers of one route on one listener and their body
 // bytes. The padding keeps every cell on a cache line of its own (as far as
-// the array's alignment allows), so that cores serving different routes do
-// not contend for one line.
+// the allocation's alignment allows), so that cores serving different routes
+// do not contend for one line.
 type servedCell struct {
 	requests atomic.Int64
 	bytes    atomic.Int64
@@ -47,11 +30,19 @@ type servedCell struct {
 }
 
 // servedCounters is the audit of what the upstream answered, per listener and
-// route: a benchmark reads /debug/served before and after a run, and a client
-// that completed more requests than the upstream answered was answered by
-// something else, a caching proxy. Counting is two atomic adds per request:
-// no lock, no allocation.
-type servedCounters [numListeners][numRoutes]servedCell
+// route (an index of routes): a benchmark reads /debug/served before and
+// after a run, and a client that completed more requests than the upstream
+// answered was answered by something else, a caching proxy. Counting is two
+// atomic adds per request: no lock, no allocation.
+type servedCounters [numListeners][]servedCell
+
+func newServedCounters() servedCounters {
+	var c servedCounters
+	for l := range c {
+		c[l] = make([]servedCell, len(routes))
+	}
+	return c
+}
 
 // listenerOf tells which listener r came through without a context lookup:
 // only the TLS listener and HTTP/3 set r.TLS, and quic-go's http3.Server sets
@@ -68,16 +59,15 @@ func listenerOf(r *http.Request) listenerID {
 	}
 }
 
-// cell is the counter of route on r's listener.
-func (c *servedCounters) cell(r *http.Request, route routeID) *servedCell {
+// cell is the counter of routes[route] on r's listener.
+func (c *servedCounters) cell(r *http.Request, route int) *servedCell {
 	return &c[listenerOf(r)][route]
 }
 
-// count records one answer of route to r with n body bytes written. A HEAD
-// answer has no body: net/http, its HTTP/2 server and quic-go accept the
-// writes and send nothing, so it counts 0 bytes.
-func (c *servedCounters) count(r *http.Request, route routeID, n int64) {
-	cell := c.cell(r, route)
+// count records one answer to r with n body bytes written. A HEAD answer has
+// no body: net/http, its HTTP/2 server and quic-go accept the writes and send
+// nothing, so it counts 0 bytes.
+func (cell *servedCell) count(r *http.Request, n int64) {
 	if n > 0 && r.Method != http.MethodHead {
 		cell.bytes.Add(n)
 	}
@@ -92,7 +82,7 @@ func (c *servedCounters) count(r *http.Request, route routeID, n int64) {
 //
 // Each counter is read on its own: a reading taken during a run is not a
 // snapshot of one instant, one taken before or after is exact. Neither this
-// route nor any other that is not in routeNames is counted, so reading the
+// route nor any other that is not in routes is counted, so reading the
 // counters does not move them.
 func (h *Handler) serveServed(w http.ResponseWriter) {
 	b := make([]byte, 0, 1024)
@@ -103,12 +93,12 @@ func (h *Handler) serveServed(w http.ResponseWriter) {
 		}
 		b = strconv.AppendQuote(b, listenerNames[l])
 		b = append(b, ":{"...)
-		for rt := range numRoutes {
+		for rt := range routes {
 			if rt > 0 {
 				b = append(b, ',')
 			}
 			cell := &h.served[l][rt]
-			b = strconv.AppendQuote(b, routeNames[rt])
+			b = strconv.AppendQuote(b, routes[rt].path)
 			b = append(b, `:{"requests":`...)
 			b = strconv.AppendInt(b, cell.requests.Load(), 10)
 			b = append(b, `,"bytes":`...)

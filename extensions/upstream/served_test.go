@@ -44,13 +44,14 @@ func readServed(t *testing.T, s *stack, c *http.Client) servedReading {
 	if len(got) != len(listenerNames) {
 		t.Fatalf("/debug/served has listeners %v, want %v", slices.Sorted(maps.Keys(got)), listenerNames)
 	}
+	paths := routePaths()
 	for _, l := range listenerNames {
-		routes, ok := got[l]
-		if !ok || len(routes) != len(routeNames) {
-			t.Fatalf("/debug/served[%q] = %v, want the routes %v", l, routes, routeNames)
+		cells, ok := got[l]
+		if !ok || len(cells) != len(paths) {
+			t.Fatalf("/debug/served[%q] = %v, want the routes %v", l, cells, paths)
 		}
-		for _, rt := range routeNames {
-			if _, ok := routes[rt]; !ok {
+		for _, rt := range paths {
+			if _, ok := cells[rt]; !ok {
 				t.Fatalf("/debug/served[%q] lacks %q: %s", l, rt, body)
 			}
 		}
@@ -63,7 +64,7 @@ func readServed(t *testing.T, s *stack, c *http.Client) servedReading {
 func (after servedReading) diff(before servedReading, want map[[2]string]servedCount) []string {
 	var out []string
 	for _, l := range listenerNames {
-		for _, rt := range routeNames {
+		for _, rt := range routePaths() {
 			a, b, w := after[l][rt], before[l][rt], want[[2]string{l, rt}]
 			got := servedCount{Requests: a.Requests - b.Requests, Bytes: a.Bytes - b.Bytes}
 			if got != w {
@@ -228,9 +229,18 @@ func TestDebugServedWebSocket(t *testing.T) {
 	}
 }
 
+// routePaths are the paths of routes, in order: /debug/served's keys.
+func routePaths() []string {
+	var out []string
+	for _, rt := range routes {
+		out = append(out, rt.path)
+	}
+	return out
+}
+
 // servedSnapshot is every cell's requests and bytes, for in-process tests
 // that compare two readings.
-type servedSnapshot [numListeners][numRoutes][2]int64
+type servedSnapshot [numListeners][len(routes)][2]int64
 
 func (c *servedCounters) snapshot() servedSnapshot {
 	var out servedSnapshot

@@ -27,25 +27,27 @@ const wsCloseWait = 2 * time.Second
 // message can keep the echo busy, and refuses a length no bench client sends.
 const wsReadLimit = DefaultUploadLimit
 
-// newUpgrader is the /ws upgrader of h: its Error hook answers a refused
-// upgrade as gorilla's default does, and counts it.
-func newUpgrader(h *Handler) websocket.Upgrader {
+// newUpgrader is the /ws upgrader; serveWS gives each upgrade its own Error
+// hook, refuseWS.
+func newUpgrader() websocket.Upgrader {
 	return websocket.Upgrader{
 		ReadBufferSize:  4096,
 		WriteBufferSize: 4096,
 		// Bench clients and proxies send whatever Origin they like, and there is
 		// nothing here a cross-origin page could abuse.
 		CheckOrigin: func(*http.Request) bool { return true },
-		Error:       h.refuseWS,
 	}
 }
 
-// refuseWS answers an upgrade gorilla refuses (a plain GET, a bad key or
-// version: 400; not a GET: 405) as its default does, and counts the answer:
-// the upstream answered it, as it answers a 400 on /stream.
-func (h *Handler) refuseWS(w http.ResponseWriter, r *http.Request, status int, _ error) {
-	w.Header().Set("Sec-Websocket-Version", "13")
-	h.served.count(r, routeWS, httpError(w, http.StatusText(status), status))
+// refuseWS is the Error hook that answers an upgrade gorilla refuses (a plain
+// GET, a bad key or version: 400; not a GET: 405) as its default does, and
+// counts the answer in served: the upstream answered it, as it answers a 400
+// on /stream.
+func refuseWS(served *servedCell) func(http.ResponseWriter, *http.Request, int, error) {
+	return func(w http.ResponseWriter, r *http.Request, status int, _ error) {
+		w.Header().Set("Sec-Websocket-Version", "13")
+		served.count(r, httpError(w, http.StatusText(status), status))
+	}
 }
 
 // serveWS sends the welcome, then echoes every message with its own type
@@ -57,9 +59,12 @@ func (h *Handler) refuseWS(w http.ResponseWriter, r *http.Request, status int, _
 //
 // A session counts as one /ws request once the upgrade succeeded, before the
 // welcome is sent; its bytes are the payloads sent (the welcome and every
-// echo, not the frame headers), counted as each message is sent.
-func (h *Handler) serveWS(w http.ResponseWriter, r *http.Request) {
-	c, err := h.upgrader.Upgrade(w, r, nil) // refuseWS answers the failed upgrades
+// echo, not the frame headers), counted as each message is sent. Refused
+// upgrades are counted as answers, by refuseWS.
+func (h *Handler) serveWS(w http.ResponseWriter, r *http.Request, served *servedCell) {
+	up := h.upgrader
+	up.Error = refuseWS(served)
+	c, err := up.Upgrade(w, r, nil)
 	if err != nil {
 		return
 	}
@@ -67,7 +72,6 @@ func (h *Handler) serveWS(w http.ResponseWriter, r *http.Request) {
 	defer h.ws.remove(c)
 	defer c.Close()
 	c.SetReadLimit(wsReadLimit)
-	served := h.served.cell(r, routeWS)
 	served.requests.Add(1)
 
 	if err := wsSend(c, websocket.TextMessage, strings.NewReader(wsWelcome), &served.bytes); err != nil {
