@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.k6.io/k6/v2/lib"
 	"gopkg.in/guregu/null.v3"
+
+	"github.com/proxybench/proxybench/extensions/upstream"
 )
 
 func TestBatch(t *testing.T) {
@@ -48,9 +50,9 @@ func TestBatch(t *testing.T) {
 				var rs map[string]jsResponse
 				e.result(t, `globalThis.out`, &rs)
 				require.Len(t, rs, 3)
-				assert.Len(t, *rs["plain"].Body, 4096)
-				assert.Equal(t, "3", *rs["arr"].Body)
-				assert.Equal(t, "4", *rs["obj"].Body)
+				assert.Len(t, *rs["plain"].Body, upstream.RootBodySize)
+				assert.Equal(t, `{"bytes":3}`, *rs["arr"].Body)
+				assert.Equal(t, `{"bytes":4}`, *rs["obj"].Body)
 				assert.Equal(t, "PUT", rs["obj"].Request.Method)
 			},
 		},

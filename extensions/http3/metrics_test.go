@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.k6.io/k6/v2/lib"
 	"go.k6.io/k6/v2/metrics"
+
+	"github.com/proxybench/proxybench/extensions/upstream"
 )
 
 // httpMetrics are the samples k6 emits for every HTTP request.
@@ -211,7 +213,7 @@ func TestMetricsData(t *testing.T) {
 
 	_, err = e.run(`http3.get("BASE/")`)
 	require.NoError(t, err)
-	assert.Greater(t, atomic.LoadInt64(&e.dialer.BytesRead), received+4096, "a 4096-byte body")
+	assert.Greater(t, atomic.LoadInt64(&e.dialer.BytesRead), received+upstream.RootBodySize, "the / body")
 
 	// what k6 does at the end of an iteration
 	ioSamples := e.dialer.IOSamples(time.Now(), e.state.Tags.GetCurrentValues(), e.state.BuiltinMetrics).GetSamples()

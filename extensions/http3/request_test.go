@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"gopkg.in/guregu/null.v3"
 
 	"github.com/proxybench/proxybench/extensions/http3/internal/h3server"
+	"github.com/proxybench/proxybench/extensions/upstream"
 )
 
 func TestRequest(t *testing.T) {
@@ -38,8 +40,8 @@ func TestRequest(t *testing.T) {
 				assert.Equal(t, 200, r.Status)
 				assert.Equal(t, "HTTP/3.0", r.Proto)
 				require.NotNil(t, r.Body)
-				assert.Len(t, *r.Body, h3server.RootBodySize)
-				assert.Equal(t, "4096", r.Headers["Content-Length"])
+				assert.Equal(t, string(upstream.Pattern(upstream.RootBodySize)), *r.Body)
+				assert.Equal(t, strconv.Itoa(upstream.RootBodySize), r.Headers["Content-Length"])
 				assert.Equal(t, "tls1.3", r.TLSVersion)
 				assert.Empty(t, r.Error)
 				assert.Equal(t, "GET", r.Request.Method)
@@ -52,21 +54,21 @@ func TestRequest(t *testing.T) {
 			js:   `http3.request("POST", "BASE/upload", "hello")`,
 			check: func(t *testing.T, r jsResponse) {
 				assert.Equal(t, 200, r.Status)
-				assert.Equal(t, "5", *r.Body)
+				assert.Equal(t, `{"bytes":5}`, *r.Body)
 			},
 		},
 		{
 			name: "post an ArrayBuffer",
 			js:   `http3.post("BASE/upload", new Uint8Array(1000).buffer)`,
 			check: func(t *testing.T, r jsResponse) {
-				assert.Equal(t, "1000", *r.Body)
+				assert.Equal(t, `{"bytes":1000}`, *r.Body)
 			},
 		},
 		{
 			name: "put a form",
 			js:   `http3.put("BASE/upload", {a: "1", b: "2"})`,
 			check: func(t *testing.T, r jsResponse) {
-				assert.Equal(t, "7", *r.Body) // a=1&b=2
+				assert.Equal(t, `{"bytes":7}`, *r.Body) // a=1&b=2
 			},
 		},
 		{
@@ -75,6 +77,7 @@ func TestRequest(t *testing.T) {
 			check: func(t *testing.T, r jsResponse) {
 				assert.Equal(t, 405, r.Status)
 				assert.Equal(t, 1405, r.ErrorCode)
+				assert.Equal(t, "POST, PUT", r.Headers["Allow"])
 			},
 		},
 		{

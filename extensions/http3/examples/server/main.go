@@ -1,7 +1,7 @@
 // Command server is a small HTTP/3 server to try k6/x/proxybench/http3 with: quic-go on
-// UDP, routes shaped like the proxybench upstream's (/ is 4096 bytes,
-// /healthz, /json, /upload), a throwaway CA and a certificate for bench.test
-// and 127.0.0.1. It writes the CA to -ca so that k6 can trust it:
+// UDP, the proxybench upstream's routes (/, /healthz, /json, /upload, …: package upstream),
+// a throwaway CA and a certificate for bench.test and 127.0.0.1. It writes the CA to -ca so
+// that k6 can trust it:
 //
 //	go run ./http3/examples/server -addr 127.0.0.1:19950 -ca /tmp/h3-ca.pem
 //	SSL_CERT_FILE=/tmp/h3-ca.pem K6_NO_USAGE_REPORT=true K6_AUTO_EXTENSION_RESOLUTION=false \

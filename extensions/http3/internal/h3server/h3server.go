@@ -1,6 +1,7 @@
 // Package h3server is a small HTTP/3 (quic-go) server for the tests, the
 // benchmark and the example of k6/x/proxybench/http3: a throwaway CA and leaf
-// certificate, routes shaped like the proxybench upstream's, and counters of
+// certificate, the proxybench upstream's routes (package upstream: the same
+// handlers, bodies and answers) with a few of the tests' own, and counters of
 // the QUIC connections it accepted and how they were closed.
 package h3server
 
@@ -10,7 +11,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"strconv"
@@ -19,12 +19,10 @@ import (
 	"time"
 
 	"github.com/proxybench/proxybench/extensions/localca"
+	"github.com/proxybench/proxybench/extensions/upstream"
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 )
-
-// RootBodySize is the size of the body served on "/", as the upstream does.
-const RootBodySize = 4096
 
 // CA is a throwaway certificate authority and a leaf it signed.
 type CA struct {
@@ -142,46 +140,23 @@ func (s *Server) Close() error {
 	return err
 }
 
-// RootBody is the body served on "/", the upstream's: 0-9a-zA-Z repeated, cut at 4096 bytes
-// (upstream/README.md), so that a script's byte-for-byte check of it (scenarios/lib/bodies.js)
-// can be run against this server.
-var RootBody = func() []byte {
-	const alphabet = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	return bytes.Repeat([]byte(alphabet), RootBodySize/len(alphabet)+1)[:RootBodySize]
-}()
-
+// routes are the upstream's, and the tests' own: a client's view of a request (/echo), any
+// status (/status/N), a slow answer (/slow), bytes that are not text (/binary) and the / body
+// as a proxy that rewrites a byte would send it (/rewritten).
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Length", strconv.Itoa(len(RootBody)))
-		_, _ = w.Write(RootBody)
-	})
+	mux.Handle("/", upstream.NewHandler(upstream.DefaultUploadLimit))
 	mux.HandleFunc("/rewritten", func(w http.ResponseWriter, r *http.Request) {
 		// "/" as a proxy that rewrites bytes would send it: the byte at ?at= changed, same length
 		at, err := strconv.Atoi(r.URL.Query().Get("at"))
-		if err != nil || at < 0 || at >= len(RootBody) {
+		if err != nil || at < 0 || at >= upstream.RootBodySize {
 			w.WriteHeader(http.StatusBadRequest)
 			return
 		}
-		body := bytes.Clone(RootBody)
+		body := upstream.Pattern(upstream.RootBodySize)
 		body[at] ^= 0x20
 		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 		_, _ = w.Write(body)
-	})
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		_, _ = w.Write([]byte("ok"))
-	})
-	mux.HandleFunc("/json", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"name":"proxybench","protocols":["h1","h2","h3"],"n":3}`))
-	})
-	mux.HandleFunc("/upload", func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost && r.Method != http.MethodPut {
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			return
-		}
-		n, _ := bytes.NewBuffer(nil).ReadFrom(r.Body)
-		_, _ = fmt.Fprintf(w, "%d", n)
 	})
 	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) {
 		// what the request looked like on the server side
