@@ -14,20 +14,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proxybench/proxybench/extensions/upstream"
 	"github.com/proxybench/proxybench/runner"
 )
 
-// slowTarget serves / (the upstream's 4096 bytes: 0-9a-zA-Z repeated, which the client compares
-// byte for byte) over cleartext HTTP/1.1 on loopback, each
-// response after a delay drawn from an exponential distribution (mean `mean`, cut at 4×mean so
-// setup's probe never times out): a target whose latency is a large part of the window.
+// slowTarget serves / (the upstream's body, which the client compares byte for byte) over
+// cleartext HTTP/1.1 on loopback, each response after a delay drawn from an exponential
+// distribution (mean `mean`, cut at 4×mean so setup's probe never times out): a target whose
+// latency is a large part of the window.
 func slowTarget(t *testing.T, mean time.Duration) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := bytes.Repeat([]byte("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"), 67)[:4096]
+	body := upstream.Pattern(upstream.RootBodySize)
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d := min(time.Duration(rand.ExpFloat64()*float64(mean)), 4*mean)
 		select {

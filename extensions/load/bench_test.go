@@ -11,6 +11,8 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/proxybench/proxybench/extensions/upstream"
 )
 
 // loopReader serves b over and over: a connection that always has the next answer.
@@ -32,13 +34,13 @@ var expectModes = []struct {
 	want []byte
 }{
 	{"size", nil},
-	{"compared", []byte(rootPattern(4096))},
+	{"compared", upstream.Pattern(upstream.RootBodySize)},
 }
 
 // BenchmarkReadAnswer is the loop's per-response cost of reading an HTTP/1.1 answer of / from
 // its buffer: the head parsed, the 4096-byte body read (and compared).
 func BenchmarkReadAnswer(b *testing.B) {
-	body := rootPattern(4096)
+	body := string(upstream.Pattern(upstream.RootBodySize))
 	for _, tc := range []struct{ name, wire string }{
 		{"content-length", "HTTP/1.1 200 OK\r\nContent-Length: 4096\r\nContent-Type: application/octet-stream\r\nDate: Thu, 26 Nov 2026 05:00:00 GMT\r\n\r\n" + body},
 		{"chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n800\r\n" + body[:2048] + "\r\n800\r\n" + body[2048:] + "\r\n0\r\n\r\n"},
@@ -60,12 +62,6 @@ func BenchmarkReadAnswer(b *testing.B) {
 	}
 }
 
-// rootPattern is the upstream's / body pattern (upstream/README.md): 0-9a-zA-Z repeated.
-func rootPattern(n int) string {
-	const alphabet = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	return strings.Repeat(alphabet, n/len(alphabet)+1)[:n]
-}
-
 // loopConn is a connection whose reads serve the same bytes over and over and whose writes go
 // nowhere.
 type loopConn struct {
@@ -80,7 +76,7 @@ func (*loopConn) SetDeadline(time.Time) error  { return nil }
 // BenchmarkH2Answer is the loop's per-response cost of reading an HTTP/2 answer of / on a
 // stream: its HEADERS (:status 200, HPACK's static table) and its 4096-byte body in DATA frames.
 func BenchmarkH2Answer(b *testing.B) {
-	body := []byte(rootPattern(4096))
+	body := upstream.Pattern(upstream.RootBodySize)
 	for _, tc := range []struct {
 		frames int
 		want   []byte

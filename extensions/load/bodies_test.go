@@ -1,14 +1,12 @@
 package load
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -18,6 +16,8 @@ import (
 	"github.com/grafana/sobek"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/proxybench/proxybench/extensions/upstream"
 )
 
 // repoRoot is the proxybench clone this module lives in.
@@ -63,49 +63,16 @@ func bodiesJS(t *testing.T) jsScope {
 	return jsScope{t, vm}
 }
 
-// startUpstream builds the upstream from this clone and runs it on a cleartext port of its
-// own: the bodies are compared with what it serves, not with a copy of its source.
-func startUpstream(t *testing.T) string {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go on PATH to build the upstream with")
-	}
-	bin := filepath.Join(t.TempDir(), "upstream")
-	build := exec.Command(goBin, "build", "-o", bin, "./upstream")
-	build.Dir = repoRoot
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "go build ./upstream:\n%s", out)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "-h1c", "127.0.0.1:0")
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
-	})
-	listening := regexp.MustCompile(`h1c listening on (\S+)`)
-	lines := bufio.NewScanner(stderr)
-	var log strings.Builder
-	for lines.Scan() {
-		log.WriteString(lines.Text() + "\n")
-		if m := listening.FindStringSubmatch(lines.Text()); m != nil {
-			go func() { _, _ = io.Copy(io.Discard, stderr) }()
-			return "http://" + m[1]
-		}
-	}
-	t.Fatalf("the upstream said no h1c address:\n%s", log.String())
-	return ""
-}
-
 // The bodies of scenarios/lib/bodies.js are the upstream's, byte for byte: a change on either
 // side fails here, not as every check of every run failing.
 func TestBodiesAreTheUpstreams(t *testing.T) {
 	t.Parallel()
 	js := bodiesJS(t)
-	base := startUpstream(t)
+	// the upstream's own handlers: the bodies are compared with what it serves, not with a
+	// copy of its source
+	srv := httptest.NewServer(upstream.NewHandler(upstream.DefaultUploadLimit))
+	t.Cleanup(srv.Close)
+	base := srv.URL
 	client := &http.Client{Timeout: 10 * time.Second}
 	get := func(path string) []byte {
 		res, err := client.Get(base + path)

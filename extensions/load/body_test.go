@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/proxybench/proxybench/extensions/upstream"
 )
 
 // rewriteAt is body with the byte at i changed, as a proxy that rewrites bytes and keeps the
@@ -24,7 +26,7 @@ func rewriteAt(body string, i int) string {
 // differing byte is found at its offset in the body, and only within the expected length.
 func TestBodyCheck(t *testing.T) {
 	t.Parallel()
-	want := rootPattern(4096)
+	want := string(upstream.Pattern(upstream.RootBodySize))
 	tests := []struct {
 		name      string
 		want      string // "": nothing expected
@@ -68,7 +70,7 @@ func TestBodyCheck(t *testing.T) {
 // reads cut it (a 64-byte buffer: many reads per body).
 func TestReadAnswerComparesTheBody(t *testing.T) {
 	t.Parallel()
-	want := rootPattern(4096)
+	want := string(upstream.Pattern(upstream.RootBodySize))
 	chunked := func(body string) string {
 		return "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
 			fmt.Sprintf("%x\r\n%s\r\n%x\r\n%s\r\n0\r\n\r\n", 2049, body[:2049], len(body)-2049, body[2049:])
@@ -109,7 +111,7 @@ func TestReadAnswerComparesTheBody(t *testing.T) {
 // expect the size alone is checked, as before.
 func TestRunComparesTheBody(t *testing.T) {
 	t.Parallel()
-	want := rootPattern(4096)
+	want := string(upstream.Pattern(upstream.RootBodySize))
 	tests := []struct {
 		name     string
 		body     string
@@ -165,7 +167,7 @@ func TestRunComparesTheBody(t *testing.T) {
 // A body that differs on a response of another status is counted for both.
 func TestRunComparesTheBodyOfAnErrorStatus(t *testing.T) {
 	t.Parallel()
-	want := rootPattern(4096)
+	want := string(upstream.Pattern(upstream.RootBodySize))
 	srv, url := serve(t, "h1c", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		_, _ = w.Write([]byte(rewriteAt(want, 9)))
@@ -182,7 +184,7 @@ func TestRunComparesTheBodyOfAnErrorStatus(t *testing.T) {
 // Comparing allocates nothing: the loop reads an answer, and feeds a DATA frame, without a
 // byte on the heap. Not parallel: AllocsPerRun counts the whole process's allocations.
 func TestBodyCheckAllocatesNothing(t *testing.T) {
-	want := rootPattern(4096)
+	want := string(upstream.Pattern(upstream.RootBodySize))
 	for _, wire := range []string{
 		"HTTP/1.1 200 OK\r\nContent-Length: 4096\r\n\r\n" + want,
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n800\r\n" + want[:2048] + "\r\n800\r\n" + want[2048:] + "\r\n0\r\n\r\n",

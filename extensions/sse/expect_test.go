@@ -10,19 +10,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-// patternChunk is one chunk of the upstream's /stream?chunk_bytes=n: 0-9a-zA-Z repeated and cut
-// at n bytes (upstream/body.go; scenarios/lib/bodies.js streamChunk).
-func patternChunk(n int) string {
-	const p = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	return strings.Repeat(p, n/len(p)+1)[:n]
-}
+	"github.com/proxybench/proxybench/extensions/upstream"
+)
 
 func TestBodyCheck(t *testing.T) {
 	t.Parallel()
 
-	want := patternChunk(100)
+	want := string(upstream.Pattern(100))
 	flip := func(s string, at ...int) string {
 		b := []byte(s)
 		for _, i := range at {
@@ -100,7 +95,7 @@ func patternHandler(t *testing.T) http.HandlerFunc {
 			if i > 0 {
 				time.Sleep(10 * time.Millisecond)
 			}
-			chunk := []byte(patternChunk(chunkBytes))
+			chunk := upstream.Pattern(chunkBytes)
 			if i == 1 && flip >= 0 {
 				chunk[flip] ^= 0x20 // a letter's case, a digit's neighbour: one byte, same length
 			}
@@ -144,7 +139,7 @@ func TestStreamExpect(t *testing.T) {
 		{name: "the pattern", path: "/stream", wantBytes: whole, want: ptr(-1)},
 		{name: "a byte flipped", path: "/stream?flip=6", wantBytes: whole, want: ptr(4096 + 6)},
 		{name: "a byte flipped, 1000-byte writes", path: "/stream?flip=6&write=1000", wantBytes: whole, want: ptr(4096 + 6)},
-		{name: "a byte flipped, byte by byte", path: "/stream?chunks=2&chunk_bytes=16&flip=6&write=1", expect: strings.Repeat(patternChunk(16), 2), wantBytes: 32, want: ptr(16 + 6)},
+		{name: "a byte flipped, byte by byte", path: "/stream?chunks=2&chunk_bytes=16&flip=6&write=1", expect: strings.Repeat(string(upstream.Pattern(16)), 2), wantBytes: 32, want: ptr(16 + 6)},
 		{name: "the last byte flipped", path: "/stream?flip=4095", wantBytes: whole, want: ptr(4096 + 4095)},
 		{name: "a byte flipped, gzip: the decoded offset", path: "/stream?flip=6&coding=gzip", wantBytes: whole, want: ptr(4096 + 6)},
 		{name: "a byte flipped, gzip, br", path: "/stream?flip=6&coding=" + url.QueryEscape("gzip, br"), wantBytes: whole, want: ptr(4096 + 6)},
@@ -162,7 +157,7 @@ func TestStreamExpect(t *testing.T) {
 			env := newTestEnv(t, transport)
 			expect := tc.expect
 			if expect == "" {
-				expect = strings.Repeat(patternChunk(4096), 4)
+				expect = strings.Repeat(string(upstream.Pattern(4096)), 4)
 			}
 			require.NoError(t, env.rt.VU.Runtime().Set("EXPECT", expect))
 			params := tc.params

@@ -17,6 +17,8 @@ import (
 	"github.com/quic-go/quic-go/http3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/proxybench/proxybench/extensions/upstream"
 )
 
 // h3Server serves h over HTTP/3 on 127.0.0.1:0 (UDP) with httptest's certificate (valid for
@@ -126,7 +128,7 @@ func TestHTTP3Expect(t *testing.T) {
 	t.Parallel()
 
 	srv := newH3Server(t, patternHandler(t))
-	expect := strings.Repeat(patternChunk(4096), 4)
+	expect := strings.Repeat(string(upstream.Pattern(4096)), 4)
 	for path, want := range map[string]int64{"/stream": -1, "/stream?flip=6": 4096 + 6} {
 		t.Run(path, func(t *testing.T) {
 			t.Parallel()

@@ -3,7 +3,7 @@
 // since a proxy that rewrites bytes and keeps the length passes every size check. They are all
 // ASCII, so a string's length is its byte count and its UTF-16 units are its bytes.
 // This module imports nothing and does nothing but define them: extensions/load/bodies_test.go
-// evaluates it on its own and holds its values to what a running upstream serves.
+// evaluates it on its own and holds its values to what the upstream's handlers serve.
 
 // PATTERN is what the upstream's patterned bodies repeat: 0-9a-zA-Z, 62 bytes.
 export const PATTERN = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
