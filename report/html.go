@@ -57,8 +57,8 @@ type htmlData struct {
 	Share    string
 	Headline []string
 	Sections []htmlSection
-	Invalid  []string
-	NotRun   []string
+	Invalid  []listItem
+	NotRun   []listItem
 	Targets  []string
 }
 
@@ -154,9 +154,9 @@ summary { cursor: pointer; color: var(--muted); }
 <section id="invalid">
 <h2>Invalid cells</h2>
 {{if .Invalid}}<p class="note">Left out of every figure above, with the reason k6's checks gave:</p>
-<ul class="invalid">{{range .Invalid}}<li>{{.}}</li>{{end}}</ul>
+<ul class="invalid">{{range .Invalid}}<li{{with .ID}} id="{{.}}"{{end}}>{{.Text}}</li>{{end}}</ul>
 {{else}}<p>None: every run of every cell passed its checks.</p>{{end}}
-{{if .NotRun}}<h2>Not run</h2><ul>{{range .NotRun}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .NotRun}}<h2 id="notrun">Not run</h2><ul>{{range .NotRun}}<li>{{.Text}}</li>{{end}}</ul>{{end}}
 </section>
 </main>
 <script>

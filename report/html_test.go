@@ -55,6 +55,8 @@ func TestHTMLCharts(t *testing.T) {
 		`<td class="num">10,000</td>`, `no h3`, `class="bound"`, `CLIENT-BOUND`, `class="invalid"`,
 		`whiskers: min–max over runs`, `<a href="reused-h1-caddy.run3.json">`,
 		`run 3 of 3: 12 of 45000 checks failed`,
+		// each invalid cell's first reason is an anchor the first screen links to
+		`<li id="invalid-reused-h1-h1-caddy">reused-h1 h1 caddy, run 3 of 3: 12 of 45000 checks failed`,
 	} {
 		if !strings.Contains(page, w) {
 			t.Errorf("report.html lacks %q", w)

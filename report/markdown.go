@@ -53,14 +53,14 @@ func Markdown(w io.Writer, b *Bench) error {
 	} else {
 		ew.printf("Left out of every figure above, with the reason k6's checks gave:\n\n")
 		for _, l := range invalid {
-			ew.printf("- %s\n", mdEscape(l))
+			ew.printf("- %s\n", mdEscape(l.Text))
 		}
 		ew.printf("\n")
 	}
 	if len(notRun) > 0 {
 		ew.printf("## Not run\n\n")
 		for _, l := range notRun {
-			ew.printf("- %s\n", mdEscape(l))
+			ew.printf("- %s\n", mdEscape(l.Text))
 		}
 		ew.printf("\n")
 	}

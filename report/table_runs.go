@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -208,14 +209,28 @@ func runsTable(b *Bench) table {
 	return t
 }
 
+// listItem is one line of the invalid or not-run list; ID, on the first line of a cell, is the
+// anchor the first screen links the cell's name to.
+type listItem struct {
+	ID, Text string
+}
+
+// invalidAnchor is the HTML id of an invalid cell's first reason.
+func invalidAnchor(scenario, proto, target string) string {
+	return "invalid-" + anchorSafe.ReplaceAllString(scenario+"-"+proto+"-"+target, "_")
+}
+
+var anchorSafe = regexp.MustCompile(`[^A-Za-z0-9-]+`)
+
 // invalidList says why each invalid cell or run is left out, and which cells were not run.
-func invalidList(b *Bench) (invalid, notRun []string) {
+func invalidList(b *Bench) (invalid, notRun []listItem) {
 	for _, c := range b.Cells {
 		name := fmt.Sprintf("%s %s %s", c.Scenario, c.Proto, c.Target)
 		if c.NoProto != "" {
-			notRun = append(notRun, fmt.Sprintf("%s: %s (%s)", name, c.NoProto, c.NoProtoReason))
+			notRun = append(notRun, listItem{Text: fmt.Sprintf("%s: %s (%s)", name, c.NoProto, c.NoProtoReason)})
 			continue
 		}
+		id := invalidAnchor(c.Scenario, c.Proto, c.Target)
 		for i, r := range c.Runs {
 			if r.Valid {
 				continue
@@ -228,20 +243,28 @@ func invalidList(b *Bench) (invalid, notRun []string) {
 			if r.RPS != nil {
 				fig = fmt.Sprintf(" (it measured %s req/s, p99 %s ms: not counted)", fmtInt(*r.RPS), ms(r.P99))
 			}
-			invalid = append(invalid, fmt.Sprintf("%s, %s: %s%s", name, what, strings.Join(r.Invalid, "; "), fig))
+			invalid = append(invalid, listItem{ID: id, Text: fmt.Sprintf("%s, %s: %s%s", name, what, strings.Join(r.Invalid, "; "), fig)})
+			id = ""
 		}
 		if len(c.Runs) == 0 {
-			invalid = append(invalid, name+": no run")
+			invalid = append(invalid, listItem{ID: id, Text: name + ": no run"})
 		}
 	}
+	seen := map[string]bool{}
 	for _, e := range b.EqualLoad {
 		if !e.Valid {
-			invalid = append(invalid, fmt.Sprintf("equal-load %s %s: %s", e.Proto, e.Target, strings.Join(e.Invalid, "; ")))
+			id := invalidAnchor("equal-load", e.Proto, e.Target)
+			if seen[id] {
+				id = "" // the target's first invalid run holds the anchor
+			} else {
+				seen[id] = true
+			}
+			invalid = append(invalid, listItem{ID: id, Text: fmt.Sprintf("equal-load %s %s: %s", e.Proto, e.Target, strings.Join(e.Invalid, "; "))})
 		}
 	}
 	// a result file the rebuild could not read: its run is in no table, so it is said here
 	for _, u := range b.Unreadable {
-		invalid = append(invalid, fmt.Sprintf("unreadable result file, left out: %s", u.Error))
+		invalid = append(invalid, listItem{Text: fmt.Sprintf("unreadable result file, left out: %s", u.Error)})
 	}
 	return invalid, notRun
 }
