@@ -86,6 +86,8 @@ func TestReportInBrowser(t *testing.T) {
 		}
 	}
 
+	checkFirstScreen(t, browser, w, b)
+
 	// A screenshot for people, kept with the test output.
 	out := os.Getenv("PROXYBENCH_TEST_ARTIFACTS")
 	if out == "" {
@@ -100,16 +102,19 @@ func TestReportInBrowser(t *testing.T) {
 	}
 	_ = os.Remove(shot)
 	runChromium(t, browser, w.URL, "--screenshot="+shot, "--window-size=1280,2000", "--hide-scrollbars", w.Page)
-	checkScreenshot(t, shot, 2000)
+	checkScreenshot(t, shot, 1280, 2000)
 	// And the whole page, for whoever wants to see every chart at once.
 	if m := regexp.MustCompile(`data-page-height="(\d+)"`).FindStringSubmatch(dom); m != nil {
 		h, _ := strconv.Atoi(m[1])
 		h = min(max(h, 2000), 16000)
 		full := filepath.Join(filepath.Dir(shot), "report-full.png")
 		runChromium(t, browser, w.URL, "--screenshot="+full, fmt.Sprintf("--window-size=1280,%d", h), "--hide-scrollbars", w.Page)
-		checkScreenshot(t, full, h)
+		checkScreenshot(t, full, 1280, h)
 		t.Logf("whole page: %s", full)
 	}
+	first := filepath.Join(filepath.Dir(shot), "report-first-screen.png")
+	runChromium(t, browser, w.URL, "--screenshot="+first, "--window-size=1400,900", "--hide-scrollbars", w.Page)
+	checkScreenshot(t, first, 1400, 900)
 	_ = os.WriteFile(filepath.Join(out, "report.html"), page, 0o644)
 	t.Logf("screenshot: %s (page: %s)", shot, filepath.Join(filepath.Dir(shot), "report.html"))
 
@@ -228,6 +233,68 @@ func runChromium(t *testing.T, browser, proxy string, args ...string) string {
 	return stdout.String()
 }
 
+// checkFirstScreen opens the page in a 1400×900 window, as a person would, and checks that
+// the first screen holds both charts of every protocol that ran (the cost chart, and p99 at
+// equal load where the protocol had a pass) above the fold; then in a 1280 px one, that nothing
+// makes the page wider than the window: a wide table scrolls inside its own box.
+func checkFirstScreen(t *testing.T, browser string, w *watch, b *Bench) {
+	t.Helper()
+	dom := runChromium(t, browser, w.URL, "--window-size=1400,900", "--dump-dom", w.Page)
+	// headless Chromium's page is as wide as the window, and less high (its window has a frame)
+	if w, _ := size(rootAttr(dom, "data-viewport")); w != 1400 {
+		t.Fatalf("the page was laid out %d px wide, not in the 1400 px window asked for", w)
+	}
+	g := firstScreen(b)
+	sections := regexp.MustCompile(`(?s)<section class="proto" data-proto="([^"]+)">(.*?)</section>`).FindAllStringSubmatch(dom, -1)
+	var protos []string
+	for _, s := range sections {
+		protos = append(protos, s[1])
+	}
+	if want := glanceProtos(b); strings.Join(protos, ",") != strings.Join(want, ",") || len(want) == 0 {
+		t.Errorf("first-screen columns %v, want one per protocol that ran %v", protos, want)
+	}
+	for i, s := range sections {
+		var ids []string
+		for _, svg := range regexp.MustCompile(`<svg [^>]*class="mini"[^>]*>`).FindAllString(s[2], -1) {
+			id := attr(svg, "id")
+			ids = append(ids, id)
+			bottom, _ := strconv.Atoi(attr(svg, "data-bottom"))
+			if w, h := size(attr(svg, "data-drawn")); w < 250 || h < 40 || bottom <= 0 || bottom > 900 {
+				t.Errorf("%s drew %dx%d ending at %d px: not within the first 900 px", id, w, h, bottom)
+			}
+		}
+		var want []string
+		if i < len(g.Protos) {
+			for _, m := range []*miniChart{&g.Protos[i].Cost, g.Protos[i].P99} {
+				if m != nil {
+					want = append(want, m.ID)
+				}
+			}
+		}
+		if strings.Join(ids, ",") != strings.Join(want, ",") {
+			t.Errorf("%s: charts %v, want %v", s[1], ids, want)
+		}
+	}
+
+	dom = runChromium(t, browser, w.URL, "--window-size=1280,900", "--dump-dom", w.Page)
+	if w, _ := size(rootAttr(dom, "data-viewport")); w != 1280 {
+		t.Fatalf("the page was laid out %d px wide, not in the 1280 px window asked for", w)
+	}
+	// the page's width against the window's less any scrollbar
+	var page, window int
+	if _, err := fmt.Sscanf(rootAttr(dom, "data-scroll-width"), "%d/%d", &page, &window); err != nil || window < 1200 || page > window {
+		t.Errorf("at 1280 px the page is %d px wide in a %d px window (%v): something overflows", page, window, err)
+	}
+	if n := rootAttr(dom, "data-boxes-wider"); n != "0" {
+		t.Errorf("%s table boxes reach past the window at 1280 px", n)
+	}
+}
+
+// rootAttr is an attribute of the dumped page's <html> element.
+func rootAttr(dom, name string) string {
+	return attr(regexp.MustCompile(`<html[^>]*>`).FindString(dom), name)
+}
+
 func attr(tag, name string) string {
 	m := regexp.MustCompile(`\s` + regexp.QuoteMeta(name) + `="([^"]*)"`).FindStringSubmatch(tag)
 	if m == nil {
@@ -242,8 +309,8 @@ func size(s string) (int, int) {
 	return w, h
 }
 
-// checkScreenshot makes sure the screenshot is a 1280×height picture with something on it.
-func checkScreenshot(t *testing.T, path string, height int) {
+// checkScreenshot makes sure the screenshot is a width×height picture with something on it.
+func checkScreenshot(t *testing.T, path string, width, height int) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -254,8 +321,8 @@ func checkScreenshot(t *testing.T, path string, height int) {
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
-	if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != height {
-		t.Errorf("screenshot is %dx%d, want 1280x%d", b.Dx(), b.Dy(), height)
+	if b := img.Bounds(); b.Dx() != width || b.Dy() != height {
+		t.Errorf("screenshot is %dx%d, want %dx%d", b.Dx(), b.Dy(), width, height)
 	}
 	if n := colours(img); n < 8 {
 		t.Errorf("screenshot has %d colours: blank?", n)

@@ -10,8 +10,8 @@ import (
 
 // Check renders b and verifies the report against the runs it came from: every run appears
 // with its result file and validity, every invalid run's reason is said, every not-run cell
-// is said, every throughput cell with a valid run has its row, and every chart has one series
-// per target that has cells of its kind. The end-to-end test calls it on a real (tiny) run.
+// is said, every throughput cell with a valid run has its row, every chart has one series per
+// target that has cells of its kind, and every chart of the first screen is in both reports. The end-to-end test calls it on a real (tiny) run.
 func Check(b *Bench) error {
 	var md, page bytes.Buffer
 	if err := Markdown(&md, b); err != nil {
@@ -79,6 +79,11 @@ func Check(b *Bench) error {
 		got := chartSeries(h)[ch.ID]
 		if strings.Join(got, ",") != strings.Join(ch.Series, ",") || len(got) == 0 {
 			fail("chart %s: series %v, want %v", ch.ID, got, ch.Series)
+		}
+	}
+	for _, ch := range firstScreen(b).charts() {
+		if !strings.Contains(h, `<svg class="mini" id="`+ch.ID+`"`) || !strings.Contains(m, "]("+mdLink(ch.file())+")") {
+			fail("first-screen chart %s: not inline in report.html, or not shown in report.md", ch.ID)
 		}
 	}
 	if loc := external.FindString(h); loc != "" {

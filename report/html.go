@@ -43,9 +43,14 @@ func HTML(w io.Writer, b *Bench) error {
 		}
 		secs = append(secs, s)
 	}
+	g := firstScreen(b)
+	glanceCharts := map[string]template.HTML{}
+	for _, m := range g.charts() {
+		glanceCharts[m.ID] = template.HTML(m.svg(col, false)) //nolint:gosec // built and escaped in minichart.go
+	}
 	invalid, notRun := invalidList(b)
 	return page.Execute(w, htmlData{
-		TestID: b.TestID, Share: shareLine(b), Headline: headline(b), Sections: secs,
+		TestID: b.TestID, Glance: g, GlanceCharts: glanceCharts, Headline: headline(b), Sections: secs,
 		Invalid: invalid, NotRun: notRun, Targets: b.Targets(),
 	})
 }
@@ -53,13 +58,14 @@ func HTML(w io.Writer, b *Bench) error {
 var numeric = regexp.MustCompile(`^(—|n=1|[-~]?[0-9][0-9,.]*(%|k)?( / [0-9]+)?|[0-9]+/[0-9]+)$`)
 
 type htmlData struct {
-	TestID   string
-	Share    string
-	Headline []string
-	Sections []htmlSection
-	Invalid  []listItem
-	NotRun   []listItem
-	Targets  []string
+	TestID       string
+	Glance       glance
+	GlanceCharts map[string]template.HTML // by chart id
+	Headline     []string
+	Sections     []htmlSection
+	Invalid      []listItem
+	NotRun       []listItem
+	Targets      []string
 }
 
 type htmlSection struct {
@@ -90,11 +96,19 @@ var page = template.Must(template.New("report").Parse(`<!doctype html>
 :root { --fg: #1f2933; --muted: #52606d; --line: #d9e2ec; --bg: #ffffff; --head: #f0f4f8; --bad: #b42318; --badbg: #fef3f2; --warn: #b54708; --warnbg: #fffaeb; }
 * { box-sizing: border-box; }
 body { margin: 0; padding: 24px 32px 48px; font: 14px/1.45 "DejaVu Sans", "Helvetica Neue", Arial, sans-serif; color: var(--fg); background: var(--bg); }
-main { max-width: 1200px; margin: 0 auto; }
+main { max-width: 1336px; margin: 0 auto; }
 h1 { font-size: 24px; margin: 0 0 6px; }
 h2 { font-size: 18px; margin: 32px 0 8px; padding-bottom: 4px; border-bottom: 2px solid var(--line); }
 p { margin: 6px 0 10px; max-width: 960px; }
-.share { color: var(--muted); }
+header.glance h1 { font-size: 22px; margin: 0 0 4px; }
+p.validity { margin: 0 0 2px; max-width: none; }
+p.caveat { margin: 0 0 8px; max-width: none; color: var(--muted); font-size: 13px; }
+.protos { display: grid; grid-template-columns: repeat(auto-fill, minmax(270px, 1fr)); gap: 8px 20px; }
+.proto h2 { font-size: 16px; margin: 6px 0 6px; padding-bottom: 2px; }
+.proto figure { margin: 0 0 6px; }
+svg.mini { width: 100%; max-width: 400px; height: auto; display: block; }
+svg.mini a { cursor: pointer; }
+p.line { font-size: 13px; margin: 2px 0 0; }
 ul.headline { margin: 8px 0 0; padding-left: 20px; }
 nav { margin: 12px 0 0; font-size: 13px; }
 nav a { margin-right: 12px; color: #1d4ed8; text-decoration: none; }
@@ -129,10 +143,26 @@ summary { cursor: pointer; color: var(--muted); }
 </head>
 <body>
 <main>
+<header class="glance" id="glance">
 <h1>proxybench {{.TestID}}</h1>
-<p class="share">{{.Share}}</p>
-{{if .Headline}}<ul class="headline">{{range .Headline}}<li>{{.}}</li>{{end}}</ul>{{end}}
-<nav>{{range .Sections}}<a href="#{{.Table.ID}}">{{.Table.Title}}</a>{{end}}<a href="#invalid">Invalid cells</a></nav>
+{{with .Glance}}<p class="validity"><strong>{{.ValidText}}</strong>
+{{- if .Invalid}}. Not valid: {{range $i, $l := .Links}}{{if $i}}, {{end}}<a href="#{{$l.ID}}">{{$l.Name}}</a>{{end}}{{with .More}} and <a href="#invalid">{{.}} more</a>{{end}}{{end}}
+{{- if .NotRun}}. {{.NotRun}} not run: their target lacks the protocol (<a href="#notrun">which</a>){{end}}
+{{- if .Unreadable}}. {{.Unreadable}} result files could not be read (<a href="#invalid">which</a>){{end}}.</p>
+<p class="caveat">{{.Caveat}}</p>
+<div class="protos">
+{{range .Protos}}<section class="proto" data-proto="{{.Proto}}"><h2>{{.Name}}</h2>
+<figure>{{index $.GlanceCharts .Cost.ID}}</figure>
+{{if .P99}}<figure>{{index $.GlanceCharts .P99.ID}}</figure>{{else}}<p class="note">No equal-load pass over {{.Name}}.</p>{{end}}
+{{with .Line}}<p class="line">{{.}}</p>{{end}}
+</section>
+{{end}}</div>{{end}}
+</header>
+<nav><a href="#headline">Headline</a>{{range .Sections}}<a href="#{{.Table.ID}}">{{.Table.Title}}</a>{{end}}<a href="#invalid">Invalid cells</a></nav>
+{{if .Headline}}<section id="headline">
+<h2>Headline</h2>
+<ul class="headline">{{range .Headline}}<li>{{.}}</li>{{end}}</ul>
+</section>{{end}}
 {{range .Sections}}
 <section id="{{.Table.ID}}">
 <h2>{{.Table.Title}}</h2>
@@ -174,6 +204,20 @@ window.addEventListener('load', function () {
     });
   });
   document.documentElement.setAttribute('data-charts-drawn', charts.length);
+  // The first screen: where its charts end, and whether anything is wider than the window.
+  document.querySelectorAll('svg.mini').forEach(function (svg) {
+    var r = svg.getBoundingClientRect();
+    svg.setAttribute('data-drawn', Math.round(r.width) + 'x' + Math.round(r.height));
+    svg.setAttribute('data-bottom', Math.round(r.bottom + window.scrollY));
+  });
+  var wide = 0;
+  document.querySelectorAll('.scroll').forEach(function (box) {
+    if (box.getBoundingClientRect().right > document.documentElement.clientWidth) { wide++; }
+  });
+  var root = document.documentElement;
+  root.setAttribute('data-viewport', window.innerWidth + 'x' + window.innerHeight);
+  root.setAttribute('data-scroll-width', root.scrollWidth + '/' + root.clientWidth);
+  root.setAttribute('data-boxes-wider', wide);
   document.documentElement.setAttribute('data-resources-fetched', performance.getEntriesByType('resource').length);
   document.documentElement.setAttribute('data-page-height', document.documentElement.scrollHeight);
 });

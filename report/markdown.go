@@ -8,8 +8,15 @@ import (
 	"strings"
 )
 
-// Write writes report.md and report.html of b into dir.
+// Write writes report.md and report.html of b into dir, and beside them the first screen's
+// charts as SVG files, which report.md shows as images.
 func Write(dir string, b *Bench) error {
+	col := colors(b.Targets())
+	for _, m := range firstScreen(b).charts() {
+		if err := os.WriteFile(filepath.Join(dir, m.file()), []byte(m.svg(col, true)), 0o644); err != nil {
+			return err
+		}
+	}
 	md, err := os.Create(filepath.Join(dir, "report.md"))
 	if err != nil {
 		return err
@@ -36,8 +43,9 @@ func Write(dir string, b *Bench) error {
 func Markdown(w io.Writer, b *Bench) error {
 	ew := &errWriter{w: w}
 	ew.printf("# proxybench %s\n\n", b.TestID)
-	ew.printf("%s\n\n", mdEscape(shareLine(b)))
+	writeMDGlance(ew, firstScreen(b))
 	if hl := headline(b); len(hl) > 0 {
+		ew.printf("## Headline\n\n")
 		for _, l := range hl {
 			ew.printf("- %s\n", mdEscape(l))
 		}
@@ -47,7 +55,7 @@ func Markdown(w io.Writer, b *Bench) error {
 		writeMDTable(ew, t)
 	}
 	invalid, notRun := invalidList(b)
-	ew.printf("## Invalid cells\n\n")
+	ew.printf("## %s\n\n", invalidTitle)
 	if len(invalid) == 0 {
 		ew.printf("None: every run of every cell passed its checks.\n\n")
 	} else {
@@ -58,7 +66,7 @@ func Markdown(w io.Writer, b *Bench) error {
 		ew.printf("\n")
 	}
 	if len(notRun) > 0 {
-		ew.printf("## Not run\n\n")
+		ew.printf("## %s\n\n", notRunTitle)
 		for _, l := range notRun {
 			ew.printf("- %s\n", mdEscape(l.Text))
 		}
@@ -127,3 +135,74 @@ func (e *errWriter) printf(format string, args ...any) {
 		_, e.err = fmt.Fprintf(e.w, format, args...)
 	}
 }
+
+// The titles of the lists the first screen links to, and their anchors in report.md (GitHub's
+// and most viewers': the heading in lower case, spaces as hyphens).
+const (
+	invalidTitle = "Invalid cells"
+	notRunTitle  = "Not run"
+)
+
+func mdAnchor(title string) string { return "#" + strings.ReplaceAll(strings.ToLower(title), " ", "-") }
+
+// writeMDGlance writes the first screen as far as Markdown goes: the valid count and the
+// caveat as text, the charts as images (the SVG files Write puts beside report.md) in a table
+// of one column per protocol, and each protocol's line.
+func writeMDGlance(ew *errWriter, g glance) {
+	ew.printf("**%s**", g.ValidText())
+	if len(g.Invalid) > 0 {
+		links := make([]string, 0, len(g.Invalid))
+		for _, l := range g.Links() {
+			links = append(links, "["+mdEscape(l.Name)+"]("+mdAnchor(invalidTitle)+")")
+		}
+		ew.printf(". Not valid: %s", strings.Join(links, ", "))
+		if n := g.More(); n > 0 {
+			ew.printf(" and [%d more](%s)", n, mdAnchor(invalidTitle))
+		}
+	}
+	if g.NotRun > 0 {
+		ew.printf(". %d not run: their target lacks the protocol ([which](%s))", g.NotRun, mdAnchor(notRunTitle))
+	}
+	if g.Unreadable > 0 {
+		ew.printf(". %d result files could not be read ([which](%s))", g.Unreadable, mdAnchor(invalidTitle))
+	}
+	ew.printf(".\n\n%s\n\n", mdEscape(g.Caveat))
+	if len(g.Protos) == 0 {
+		return
+	}
+	head := make([]string, len(g.Protos))
+	seps := make([]string, len(g.Protos))
+	cost := make([]string, len(g.Protos))
+	p99 := make([]string, len(g.Protos))
+	for i, p := range g.Protos {
+		head[i], seps[i] = mdEscape(p.Name), "---"
+		cost[i] = mdImage(&p.Cost)
+		p99[i] = "no equal-load pass"
+		if p.P99 != nil {
+			p99[i] = mdImage(p.P99)
+		}
+	}
+	for _, r := range [][]string{head, seps, cost, p99} {
+		ew.printf("| %s |\n", strings.Join(r, " | "))
+	}
+	ew.printf("\n")
+	for _, p := range g.Protos {
+		if p.Line != "" {
+			ew.printf("- **%s**: %s\n", mdEscape(p.Name), mdEscape(p.Line))
+		}
+	}
+	ew.printf("\n")
+}
+
+// mdImage is a first-screen chart as a Markdown image whose alt text holds its figures, for
+// a viewer that shows no images.
+func mdImage(m *miniChart) string {
+	rows := make([]string, len(m.Rows))
+	for i, r := range m.Rows {
+		rows[i] = r.Target + " " + r.text()
+	}
+	alt := m.Title + ": " + strings.Join(rows, "; ")
+	return "![" + strings.ReplaceAll(mdAltReplacer.Replace(mdEscape(alt)), "|", `\|`) + "](" + mdLink(m.file()) + ")"
+}
+
+var mdAltReplacer = strings.NewReplacer("[", "(", "]", ")")
