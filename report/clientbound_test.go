@@ -49,7 +49,7 @@ func TestEqualLoadClientBound(t *testing.T) {
 					t.Errorf("%s: ClientBound = %v, want %v", e.Target, e.ClientBound, tt.wantBound[e.Target])
 				}
 			}
-			lines := strings.Join(equalLoadLines(b), "\n")
+			lines := strings.Join(texts(equalLoadLines(b)), "\n")
 			if !strings.Contains(lines, tt.wantLine) {
 				t.Errorf("headline %q lacks %q", lines, tt.wantLine)
 			}
@@ -107,7 +107,7 @@ func TestEqualLoadTies(t *testing.T) {
 				}
 			}
 			b.Finish()
-			lines := strings.Join(equalLoadLines(b), "\n")
+			lines := strings.Join(texts(equalLoadLines(b)), "\n")
 			if !strings.Contains(lines, "2,000 req/s: "+tt.want) {
 				t.Errorf("headline %q lacks %q", lines, tt.want)
 			}

@@ -193,10 +193,12 @@ func decide(ch *Change) {
 
 // PrintCompare writes the comparison as a table.
 func PrintCompare(w io.Writer, a, b *Bench, changes []Change) error {
-	fmt.Fprintf(w, "A: %s (profile %s)\nB: %s (profile %s)\n", a.TestID, a.Profile, b.TestID, b.Profile)
+	ga, gb := firstScreen(a), firstScreen(b)
+	fmt.Fprintf(w, "A: %s (profile %s), %s\nB: %s (profile %s), %s\n", a.TestID, a.Profile, ga.ValidText(), b.TestID, b.Profile, gb.ValidText())
 	if a.Profile != b.Profile {
 		fmt.Fprintln(w, "note: the profiles differ; changes mix load settings with whatever else changed")
 	}
+	writeHeadlines(w, headline(a), headline(b))
 	fmt.Fprintf(w, "a change is beyond spread when |B − A| of the medians > %d × the larger stdev of the runs\n\n", SpreadFactor)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "scenario\tproto\ttarget\tmetric\tA median\tA n\tA CV%\tB median\tB n\tB CV%\tchange\tverdict\t")
@@ -252,4 +254,37 @@ func pctText(p *float64) string {
 		return "—"
 	}
 	return fmt.Sprintf("%+.1f%%", *p)
+}
+
+// writeHeadlines sets each line of A's headline (report.md's "Headline" section) beside the
+// same line of B's: per topic, what A says, then what B says, in A's order, then the topics
+// only B has.
+func writeHeadlines(w io.Writer, a, b []headLine) {
+	var topics []string
+	byTopic := map[string][2]string{}
+	for i, side := range [][]headLine{a, b} {
+		for _, l := range side {
+			t, ok := byTopic[l.Topic]
+			if !ok {
+				topics = append(topics, l.Topic)
+			}
+			t[i] = l.rest()
+			byTopic[l.Topic] = t
+		}
+	}
+	if len(topics) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nHeadline, A then B:\n")
+	for _, t := range topics {
+		fmt.Fprintf(w, "  %s\n", t)
+		for i, name := range []string{"A", "B"} {
+			say := byTopic[t][i]
+			if say == "" {
+				say = "—"
+			}
+			fmt.Fprintf(w, "    %s  %s\n", name, say)
+		}
+	}
+	fmt.Fprintln(w)
 }

@@ -141,9 +141,41 @@ func TestCompareBenches(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	for _, w := range []string{"A: synth-1", "B: synth-2", "better, beyond spread", "+10.0%", "within spread", "n=1: no spread", "-20.0%", "only in A"} {
+	for _, w := range []string{"A: synth-1 (profile smoke), 57 of 59 cells valid", "B: synth-2", "Headline, A then B:", "better, beyond spread", "+10.0%", "within spread", "n=1: no spread", "-20.0%", "only in A"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("compare output lacks %q:\n%s", w, out)
 		}
+	}
+}
+
+// TestWriteHeadlines sets each headline line of A beside B's line on the same topic, whatever
+// the figures in it (an equal-load rate), and says when one side has none.
+func TestWriteHeadlines(t *testing.T) {
+	t.Parallel()
+	a := []headLine{
+		{Topic: "Target CPU per request, reused HTTP/2 TLS", Text: "Target CPU per request, reused HTTP/2 TLS: nginx 40 µs; direct 50 µs"},
+		{Topic: "p99 at equal load, HTTP/2 TLS", Text: "p99 at equal load, HTTP/2 TLS at 2,000 req/s: nginx 2.00 ms"},
+	}
+	b := []headLine{
+		{Topic: "p99 at equal load, HTTP/2 TLS", Text: "p99 at equal load, HTTP/2 TLS at 2,400 req/s: nginx 2.50 ms"},
+		{Topic: "Client", Text: "Client: reused cells ran on k6"},
+	}
+	var buf bytes.Buffer
+	writeHeadlines(&buf, a, b)
+	want := `
+Headline, A then B:
+  Target CPU per request, reused HTTP/2 TLS
+    A  nginx 40 µs; direct 50 µs
+    B  —
+  p99 at equal load, HTTP/2 TLS
+    A  at 2,000 req/s: nginx 2.00 ms
+    B  at 2,400 req/s: nginx 2.50 ms
+  Client
+    A  —
+    B  reused cells ran on k6
+
+`
+	if buf.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", buf.String(), want)
 	}
 }

@@ -7,15 +7,37 @@ import (
 	"strings"
 )
 
+// headLine is one line of the headline. Topic names what it is about in words that do not
+// depend on the figures ("p99 at equal load, HTTP/2 TLS", without the rate), so that compare
+// can set the line of one bench beside the same line of another.
+type headLine struct {
+	Topic string
+	Text  string // the whole line, starting with Topic
+}
+
+// rest is the line without its topic: what it says.
+func (l headLine) rest() string {
+	return strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(l.Text, l.Topic), ":"))
+}
+
+func texts(lines []headLine) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = l.Text
+	}
+	return out
+}
+
 // leadLines are what the client cannot distort, first in the headline and in the text
 // summary: the targets' own CPU per request, and their latency at one offered load.
-func leadLines(b *Bench) []string {
+func leadLines(b *Bench) []headLine {
 	return append(costLines(b), equalLoadLines(b)...)
 }
 
-// headline is the short summary at the top: per throughput scenario, the valid targets by
-// median req/s.
-func headline(b *Bench) []string {
+// headline is the report's "Headline" section, which compare also shows for two benches: what
+// the client cannot distort, then per throughput scenario the valid targets by median req/s,
+// then the client.
+func headline(b *Bench) []headLine {
 	// first what the client cannot distort, then req/s, which is partly the client's ceiling
 	out := leadLines(b)
 	var scenarios []string
@@ -41,7 +63,8 @@ func headline(b *Bench) []string {
 		if cells[0].Mode == "fresh" {
 			mode = "Fresh"
 		}
-		line := fmt.Sprintf("%s %s: %s req/s", mode, protoName(cells[0].Proto), strings.Join(parts, "; "))
+		topic := mode + " " + protoName(cells[0].Proto)
+		line := fmt.Sprintf("%s: %s req/s", topic, strings.Join(parts, "; "))
 		// Said, not dropped: the targets without a figure and why.
 		var invalid []string
 		noProto := map[string][]string{}
@@ -63,10 +86,10 @@ func headline(b *Bench) []string {
 		if len(why) > 0 {
 			line += " (" + strings.Join(why, "; ") + ")"
 		}
-		out = append(out, line)
+		out = append(out, headLine{Topic: topic, Text: line})
 	}
 	if l := clientLine(b); l != "" {
-		out = append(out, l)
+		out = append(out, headLine{Topic: "Client", Text: l})
 	}
 	return out
 }

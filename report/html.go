@@ -50,7 +50,7 @@ func HTML(w io.Writer, b *Bench) error {
 	}
 	invalid, notRun := invalidList(b)
 	return page.Execute(w, htmlData{
-		TestID: b.TestID, Glance: g, GlanceCharts: glanceCharts, Headline: headline(b), Sections: secs,
+		TestID: b.TestID, Glance: g, GlanceCharts: glanceCharts, Headline: texts(headline(b)), Sections: secs,
 		Invalid: invalid, NotRun: notRun, Targets: b.Targets(),
 	})
 }

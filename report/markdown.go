@@ -44,7 +44,7 @@ func Markdown(w io.Writer, b *Bench) error {
 	ew := &errWriter{w: w}
 	ew.printf("# proxybench %s\n\n", b.TestID)
 	writeMDGlance(ew, firstScreen(b))
-	if hl := headline(b); len(hl) > 0 {
+	if hl := texts(headline(b)); len(hl) > 0 {
 		ew.printf("## Headline\n\n")
 		for _, l := range hl {
 			ew.printf("- %s\n", mdEscape(l))

@@ -283,7 +283,7 @@ func TestOneValidRunOfFiveIsNoFigure(t *testing.T) {
 		t.Errorf("flaky = valid %v, vs direct %v, %d invalid, %d valid runs, rps %+v; want invalid, no vs direct, 4 reasons, its 1 valid run kept",
 			c.Valid, c.VsDirect, len(c.Invalid), c.ValidRuns(), c.RPS)
 	}
-	for _, line := range headline(b) {
+	for _, line := range texts(headline(b)) {
 		if strings.Contains(line, "flaky ~") {
 			t.Errorf("headline ranks the invalid cell: %s", line)
 		}

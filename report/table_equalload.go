@@ -14,8 +14,8 @@ import (
 // rate (median over its valid runs), lowest first, "≈" between those it cannot order
 // (p99Tie); a target that could not sustain it is said, in how many of its runs when it did in
 // others.
-func equalLoadLines(b *Bench) []string {
-	var out []string
+func equalLoadLines(b *Bench) []headLine {
+	var out []headLine
 	for _, p := range protoOrder {
 		p99, lag := map[string][]float64{}, map[string][]float64{}
 		rate := 0.0
@@ -41,8 +41,9 @@ func equalLoadLines(b *Bench) []string {
 			p99[e.Target] = append(p99[e.Target], e.P99)
 			lag[e.Target] = append(lag[e.Target], e.StartLagP99)
 		}
+		topic := "p99 at equal load, " + protoName(p)
 		if clientBound && len(p99) == 0 && len(overload) == 0 {
-			out = append(out, fmt.Sprintf("p99 at equal load, %s at %s req/s: the client could not hold this rate (direct could not sustain it), so no target is ranked", protoName(p), fmtInt(rate)))
+			out = append(out, headLine{Topic: topic, Text: fmt.Sprintf("%s at %s req/s: the client could not hold this rate (direct could not sustain it), so no target is ranked", topic, fmtInt(rate))})
 			continue
 		}
 		if len(p99) == 0 && len(overload) == 0 {
@@ -73,11 +74,11 @@ func equalLoadLines(b *Bench) []string {
 				parts = append(parts, t+" could not sustain it")
 			}
 		}
-		line := fmt.Sprintf("p99 at equal load, %s at %s req/s: %s", protoName(p), fmtInt(rate), strings.Join(parts, "; "))
+		line := fmt.Sprintf("%s at %s req/s: %s", topic, fmtInt(rate), strings.Join(parts, "; "))
 		if tied {
 			line += " (≈: " + tieMeaning + ")"
 		}
-		out = append(out, line)
+		out = append(out, headLine{Topic: topic, Text: line})
 	}
 	return out
 }

@@ -86,14 +86,14 @@ func clientTable(b *Bench) table {
 
 // costLines are the headline's first lines: per reused protocol, the targets by their own CPU
 // per request (valid cells with resources), cheapest first.
-func costLines(b *Bench) []string {
+func costLines(b *Bench) []headLine {
 	return append(costLinesOf(b, "reused"), costLinesOf(b, "fresh")...)
 }
 
 // costLinesOf are costLines for the cells of one mode: per request (reused) or per new
 // connection (fresh), where the fresh line adds the p50 from a new connection to the first byte.
-func costLinesOf(b *Bench, mode string) []string {
-	var out []string
+func costLinesOf(b *Bench, mode string) []headLine {
+	var out []headLine
 	for _, p := range protoOrder {
 		cells := b.cellsOf(func(c *Cell) bool {
 			return c.Mode == mode && c.Proto == p && c.Valid && c.Resources != nil && c.Resources.TargetCPUPerReqMicros > 0
@@ -111,11 +111,11 @@ func costLinesOf(b *Bench, mode string) []string {
 				parts[i] += " (first byte " + ttfb + " ms)"
 			}
 		}
+		topic := "Target CPU per request, reused " + protoName(p)
 		if mode == "fresh" {
-			out = append(out, fmt.Sprintf("Target CPU per new connection, fresh %s: %s", protoName(p), strings.Join(parts, "; ")))
-			continue
+			topic = "Target CPU per new connection, fresh " + protoName(p)
 		}
-		out = append(out, fmt.Sprintf("Target CPU per request, reused %s: %s", protoName(p), strings.Join(parts, "; ")))
+		out = append(out, headLine{Topic: topic, Text: topic + ": " + strings.Join(parts, "; ")})
 	}
 	return out
 }

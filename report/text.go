@@ -17,7 +17,7 @@ func Text(w io.Writer, b *Bench) error {
 	if lead := leadLines(b); len(lead) > 0 {
 		ew.printf("\n== Per protocol, what the client cannot distort  (testid %s)\n", b.TestID)
 		for _, l := range lead {
-			ew.printf("  %s\n", l)
+			ew.printf("  %s\n", l.Text)
 		}
 	}
 	for _, t := range []table{throughputTable(b, "reused"), throughputTable(b, "fresh")} {
