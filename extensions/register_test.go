@@ -13,7 +13,7 @@ import (
 func TestRegistered(t *testing.T) {
 	t.Parallel()
 	mods := ext.Get(ext.JSExtension)
-	for _, name := range []string{"k6/x/proxybench/http3", "k6/x/proxybench/sse", "k6/x/proxybench/load"} {
+	for _, name := range []string{"k6/x/proxybench/http3", "k6/x/proxybench/sse", "k6/x/proxybench/load", "k6/x/proxybench/ws"} {
 		if _, ok := mods[name]; !ok {
 			t.Errorf("%s is not registered", name)
 		}
