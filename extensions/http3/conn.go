@@ -80,7 +80,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		rt.pool.countData(rt.state)
 		return nil, err
 	}
-	resp.Body = &doneBody{ReadCloser: resp.Body, done: func() { rt.pool.countData(rt.state) }}
+	resp.Body = &doneBody{ReadCloser: resp.Body, done: func() { rt.pool.countData(rt.state) }, ctx: req.Context()}
 	return resp, nil
 }
 
@@ -97,7 +97,7 @@ func (p *pool) roundTripFresh(state *lib.State, req *http.Request) (*http.Respon
 		go closeTransport(tr)
 		return nil, err
 	}
-	resp.Body = &doneBody{ReadCloser: resp.Body, done: func() { go closeTransport(tr) }}
+	resp.Body = &doneBody{ReadCloser: resp.Body, done: func() { go closeTransport(tr) }, ctx: req.Context()}
 	return resp, nil
 }
 
@@ -429,6 +429,21 @@ type doneBody struct {
 	io.ReadCloser
 	once sync.Once
 	done func()
+	ctx  context.Context // the request's
+}
+
+// Read says a body that failed because its request's context ended (k6's timeout) failed for
+// that, as net/http's bodies do: quic-go cancels the stream and says only "stream canceled
+// (H3_REQUEST_CANCELLED)", which k6 would report as a generic error (1000) where a body that
+// stalls over h1 or h2 is a request timeout (1050).
+func (b *doneBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		if ctxErr := b.ctx.Err(); ctxErr != nil {
+			err = fmt.Errorf("%w: %w", ctxErr, err)
+		}
+	}
+	return n, err
 }
 
 func (b *doneBody) Close() error {

@@ -67,6 +67,15 @@ func TestMetrics(t *testing.T) {
 			failed: 1,
 		},
 		{
+			// quic-go says only that it cancelled the stream: a timeout, as over h1 and h2
+			name: "a body that stalled until the timeout",
+			js:   `http3.get("BASE/stall", {timeout: "200ms"})`,
+			wantTags: map[string]string{
+				"status": "0", "error_code": "1050", "error": "request timeout", "expected_response": "false",
+			},
+			failed: 1,
+		},
+		{
 			name: "systemTags is respected",
 			opts: func(s *lib.State) {
 				tags := metrics.SystemTagSet(metrics.TagStatus | metrics.TagMethod)

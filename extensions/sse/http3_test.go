@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -142,6 +143,27 @@ func TestHTTP3Expect(t *testing.T) {
 			assert.Equal(t, want, *res.BodyDiffersAt)
 		})
 	}
+}
+
+// TestHTTP3Stall: a stream that stops after its first event ends at the timeout over HTTP/3 as
+// over h1 and h2: a request timeout (1050), the head and the event kept.
+func TestHTTP3Stall(t *testing.T) {
+	t.Parallel()
+	srv := newH3Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "event: tick\ndata: 0\n\n")
+		_ = http.NewResponseController(w).Flush()
+		<-r.Context().Done()
+	}))
+	env := newH3TestEnv(t, srv)
+	start := time.Now()
+	res := env.mustCall(t, "get", srv.url+"/sse", `{http3: true, timeout: "400ms"}`)
+	took := time.Since(start)
+	assert.Equal(t, 1050, res.ErrorCode, res.Error)
+	assert.NotNil(t, res.FirstByteMS, "the head came")
+	assert.Len(t, res.Events, 1)
+	assert.GreaterOrEqual(t, took, 400*time.Millisecond, "only the timeout ended it")
+	assert.Less(t, took, time.Second, "the timeout ended it")
 }
 
 func TestHTTP3ParamErrors(t *testing.T) {

@@ -527,6 +527,8 @@ func TestErrors(t *testing.T) {
 			check: func(t *testing.T, res jsResult) {
 				assert.NotEmpty(t, res.Events, "events before the timeout are kept")
 				assert.InDelta(t, 450, res.DurationMS, 150)
+				// what tells a stall from no answer (scenarios/lib/probes.js failureOf)
+				assert.NotNil(t, res.FirstByteMS, "the head came")
 			},
 		},
 		{

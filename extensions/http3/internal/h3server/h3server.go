@@ -186,6 +186,12 @@ func (s *Server) routes() http.Handler {
 		}
 		_, _ = w.Write([]byte("slow"))
 	})
+	// the head and a first part, then nothing until the client goes: a body that stalls
+	mux.HandleFunc("/stall", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("first"))
+		_ = http.NewResponseController(w).Flush()
+		<-r.Context().Done()
+	})
 	mux.HandleFunc("/binary", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte{0, 1, 2, 0xfe, 0xff})
 	})
