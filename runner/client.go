@@ -8,7 +8,7 @@ import (
 )
 
 // The clients a reused h1c, h1 or h2 cell can be measured with (CLIENT). Every other cell has
-// one script, on k6/http (or k6/x/proxybench/http3, k6/x/proxybench/sse, k6/websockets).
+// one script, on k6/http (or k6/x/proxybench/http3, k6/x/proxybench/sse, k6/x/proxybench/ws).
 const (
 	// ClientNative is our load loop in Go, k6/x/proxybench/load (scenarios/native/: the
 	// reused and fresh h1c, h1 and h2 cells and equal load): per request it costs the client

@@ -110,7 +110,7 @@ func AllRequests(path string) (float64, error) {
 		return 0, fmt.Errorf("%s: no k6 http_reqs metric", path)
 	}
 	n := m.Values["count"]
-	// k6/websockets sessions are no http_reqs; each is a connection and an upgrade.
+	// WebSocket sessions are no http_reqs; each is a connection and an upgrade.
 	if ws, ok := doc.K6.Metrics["ws_sessions"]; ok {
 		n += ws.Values["count"]
 	}

@@ -6,7 +6,8 @@
 // over PROTO and be uncompressed: k6 decodes a compressed body before the script sees it, so
 // only the Content-Encoding shows that the proxy compressed it (lib/probes.js says why that
 // makes the run invalid). A body that differs is counted in bad_responses{why:size|body}, and
-// where it first differed in body_differs_at.
+// where it first differed in body_differs_at. Each sample ends within SAMPLE_TIMEOUT (lib/options.js),
+// failed saying why when the target did not answer in time (lib/probes.js failureOf).
 import { check } from 'k6';
 import http from 'k6/http';
 import { client } from './lib/client.js';
@@ -14,9 +15,9 @@ import { JSON_BODY } from './lib/bodies.js';
 import { countConnection, differsAt, probeTarget, protoOK, requestParams, sameBody } from './lib/checks.js';
 import { loadConfig } from './lib/config.js';
 import { clockMs, now } from './lib/metrics.js';
-import { probeOptions } from './lib/options.js';
+import { SAMPLE_TIMEOUT, probeOptions } from './lib/options.js';
 import { assertOutput, planOutput } from './lib/output.js';
-import { COMPRESSED, FETCH_HEADERS, countCompressed, ruleReasons, ruleThresholds } from './lib/probes.js';
+import { COMPRESSED, FETCH_HEADERS, countCompressed, countFailure, failureOf, ruleReasons, ruleThresholds } from './lib/probes.js';
 import { summarize } from './lib/summary.js';
 import { upstreamOrigin } from './lib/targets.js';
 
@@ -24,7 +25,7 @@ const RULES = [COMPRESSED];
 
 const cfg = loadConfig({ scenario: 'json' });
 const out = planOutput(cfg);
-const params = requestParams(cfg, { headers: FETCH_HEADERS, responseType: 'binary' });
+const params = requestParams(cfg, { headers: FETCH_HEADERS, responseType: 'binary', timeout: SAMPLE_TIMEOUT });
 
 export const options = ruleThresholds(probeOptions(cfg), cfg, RULES);
 
@@ -58,6 +59,7 @@ export default function () {
   clockMs.add(now());
   const res = client(cfg).get(cfg.url, params);
   clockMs.add(now());
+  countFailure(failureOf(res));
   countConnection(res, cfg);
   const rightProto = protoOK(res, cfg);
   const encoding = countCompressed(res);

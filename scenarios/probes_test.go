@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"encoding/json"
+	"maps"
 	"testing"
 )
 
@@ -38,5 +39,32 @@ func TestPacingRules(t *testing.T) {
 	}
 	if got.Stalls != 6 {
 		t.Errorf("%v stalls counted, want 6", got.Stalls)
+	}
+}
+
+// TestProbeFailures runs lib/failures_test.js, the unit tests of lib/probes.js's failureOf on
+// responses as k6's clients and ours return them: a timeout before the head, a stall after it,
+// a refused, reset or TLS connection, anything else; and countFailure counts each by its why.
+func TestProbeFailures(t *testing.T) {
+	t.Parallel()
+	out := runK6Test(t, "failures_test.js")
+	var got struct {
+		Cases   int                `json:"cases"`
+		Failed  []string           `json:"failed"`
+		Counted map[string]float64 `json:"counted"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("lib/failures_test.js printed %q: %v", out, err)
+	}
+	if got.Cases == 0 {
+		t.Fatalf("lib/failures_test.js ran no case:\n%s", out)
+	}
+	for _, f := range got.Failed {
+		t.Errorf("lib/failures_test.js: %s", f)
+	}
+	// the whys of its 14 cases, and the one ws.echo() why it counts as given
+	want := map[string]float64{"timeout": 3, "stalled": 2, "refused": 1, "reset": 2, "tls": 2, "other": 2, "no_welcome": 1}
+	if !maps.Equal(got.Counted, want) {
+		t.Errorf("probe_failures counted %v, want %v", got.Counted, want)
 	}
 }

@@ -20,6 +20,8 @@
 // colon, CRLF line ends, a comment, an id or retry field) shows in the count; one contrived to
 // keep the length (a space dropped, a CR added) would not. A response that is not the
 // upstream's counts in bad_responses{why:body}.
+// Each sample ends within SAMPLE_TIMEOUT (lib/options.js): one whose target never answers fails
+// as a timeout, one that stalls mid-body as stalled (lib/probes.js failureOf), and the next starts.
 'use k6 with k6/x/proxybench/sse';
 import { check } from 'k6';
 import { sseTick } from './lib/bodies.js';
@@ -33,6 +35,8 @@ import {
   COMPRESSED,
   EVENTSOURCE_HEADERS,
   countCompressed,
+  countFailure,
+  failureOf,
   judgePacing,
   pacingOf,
   pacingThresholds,
@@ -89,6 +93,7 @@ export default function () {
   clockMs.add(now());
   const res = sse.get(url, params);
   clockMs.add(now());
+  countFailure(failureOf(res));
   const rightProto = protoOK(res, cfg);
   const encoding = countCompressed(res);
   // decoded, when it came compressed: the events the upstream sent, framed as it framed them

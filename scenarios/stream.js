@@ -20,6 +20,8 @@
 // body_differs_at, and either fails the body's check. setup() first reads the same stream whole
 // (no interval) through the target with the client of PROTO and stops the test unless it is
 // the upstream's.
+// Each sample ends within SAMPLE_TIMEOUT (lib/options.js): one whose target never answers fails
+// as a timeout, one that stalls mid-body as stalled (lib/probes.js failureOf), and the next starts.
 'use k6 with k6/x/proxybench/sse';
 import { check } from 'k6';
 import { streamChunk } from './lib/bodies.js';
@@ -34,6 +36,8 @@ import {
   FETCH_HEADERS,
   chunkArrivals,
   countCompressed,
+  countFailure,
+  failureOf,
   judgePacing,
   pacingOf,
   pacingThresholds,
@@ -77,6 +81,7 @@ export default function () {
   clockMs.add(now());
   const res = sse.stream(url, params);
   clockMs.add(now());
+  countFailure(failureOf(res));
   const rightProto = protoOK(res, cfg);
   const encoding = countCompressed(res);
   const sameBytes = sameStream(res);

@@ -1,13 +1,15 @@
 // upload: latency of POST /upload with an UPLOAD_BYTES body (default 256 KiB, built once in
 // the init context), SAMPLES times on one warm connection over PROTO (h1, h1c, h2 or h3;
 // default h2; h3 through k6/x/proxybench/http3). The upstream replies {"bytes":N}: N must be exactly what
-// was sent, so a proxy that truncates or mangles the body fails the check.
+// was sent, so a proxy that truncates or mangles the body fails the check. Each sample ends
+// within SAMPLE_TIMEOUT (lib/options.js), failed saying why when the target did not answer in time.
 import { check } from 'k6';
 import { client } from './lib/client.js';
 import { bodyText, countConnection, probeTarget, protoOK, requestParams } from './lib/checks.js';
 import { loadConfig } from './lib/config.js';
 import { clockMs, now } from './lib/metrics.js';
-import { probeOptions } from './lib/options.js';
+import { SAMPLE_TIMEOUT, probeOptions } from './lib/options.js';
+import { countFailure, failureOf } from './lib/probes.js';
 import { assertOutput, planOutput } from './lib/output.js';
 import { summarize } from './lib/summary.js';
 
@@ -24,7 +26,7 @@ const out = planOutput(cfg);
 const body = new Uint8Array(cfg.uploadBytes);
 for (let i = 0; i < body.length; i++) body[i] = i & 0xff;
 const payload = body.buffer;
-const params = requestParams(cfg, { headers: { 'Content-Type': 'application/octet-stream' } });
+const params = requestParams(cfg, { headers: { 'Content-Type': 'application/octet-stream' }, timeout: SAMPLE_TIMEOUT });
 
 export const options = probeOptions(cfg);
 
@@ -57,6 +59,7 @@ export default function () {
   clockMs.add(now());
   const res = client(cfg).post(cfg.url, payload, params);
   clockMs.add(now());
+  countFailure(failureOf(res));
   countConnection(res, cfg);
   const rightProto = protoOK(res, cfg);
   check(res, {

@@ -1,28 +1,35 @@
 // ws: WebSocket through the target — the upgrade handshake and one message's round trip,
 // SAMPLES times, each on a new connection (a WebSocket is its own connection), over PROTO h1
 // (wss://, the default) or h1c (ws://). A WebSocket upgrade is HTTP/1.1 whatever the client
-// negotiates for plain requests (k6/websockets offers only http/1.1 by ALPN; h2 would need
-// extended CONNECT, which k6 does not speak), so no GODEBUG is needed here.
-// Each sample: new WebSocket → open (ws_connect), the upstream's welcome {"hello":"bench"},
-// send a message, its echo (ws_echo), close. Checked: upgraded, welcome, echo.
+// negotiates for plain requests (k6/x/proxybench/ws offers only http/1.1 by ALPN, as
+// k6/websockets does; h2 would need extended CONNECT), so no GODEBUG is needed here.
+// Each sample: ws.echo() dials, upgrades (ws_connect: the dial to the 101), reads the upstream's
+// welcome {"hello":"bench"}, sends a message, reads its echo (ws_echo), closes. Checked:
+// upgraded, welcome, echo. The whole sample ends within SAMPLE_TIMEOUT (lib/options.js) whatever
+// the target does, and a failed one says where it stopped (probe_failures{why}: no_upgrade,
+// no_welcome, no_echo, …). k6/x/proxybench/ws, not k6/websockets: k6's clients give the upgrade
+// a fixed 60 s, k6/websockets' close() of a socket still connecting blocks the VU for good, and
+// its upgraded socket whose server never answers the close never ends (extensions/README.md).
+'use k6 with k6/x/proxybench/ws';
 import { check } from 'k6';
-import { clearTimeout, setTimeout } from 'k6/timers';
-import { WebSocket } from 'k6/websockets';
 import { probeTarget } from './lib/checks.js';
 import { loadConfig } from './lib/config.js';
+import { extension } from './lib/extension.js';
 import { clockMs, now, wsConnect, wsEcho } from './lib/metrics.js';
-import { probeOptions, sel } from './lib/options.js';
+import { SAMPLE_TIMEOUT, probeOptions, sel } from './lib/options.js';
 import { assertOutput, planOutput } from './lib/output.js';
+import { countFailure } from './lib/probes.js';
 import { summarize } from './lib/summary.js';
+
+const ws = extension('k6/x/proxybench/ws');
 
 const WELCOME = '{"hello":"bench"}';
 const MESSAGE = 'proxybench echo 0123456789abcdef';
-const TIMEOUT_MS = 10000;
 
-const cfg = loadConfig({ scenario: 'ws', websocket: true, client: 'k6/websockets' });
+const cfg = loadConfig({ scenario: 'ws', websocket: true, client: 'k6/x/proxybench/ws' });
 const out = planOutput(cfg);
 const url = cfg.url;
-const params = { tags: { route: cfg.route, name: url } };
+const params = { tags: { route: cfg.route, name: url }, timeout: SAMPLE_TIMEOUT };
 
 export const options = probeOptions(cfg, {
   trends: ['ws_connect', 'ws_echo'],
@@ -36,48 +43,18 @@ export function setup() {
 }
 
 export default function () {
-  const start = now();
-  clockMs.add(start);
-  let opened = false;
-  let welcome = null;
-  let echo = null;
-  let sentAt = 0;
-  let error = '';
-
-  const ws = new WebSocket(url, null, params);
-  const timer = setTimeout(() => {
-    error = error || `no echo within ${TIMEOUT_MS} ms`;
-    ws.close();
-  }, TIMEOUT_MS);
-
-  ws.onopen = () => {
-    opened = true;
-    wsConnect.add(now() - start);
-  };
-  ws.onmessage = (e) => {
-    if (welcome === null) {
-      welcome = e.data;
-      sentAt = now();
-      ws.send(MESSAGE);
-      return;
-    }
-    wsEcho.add(now() - sentAt);
-    echo = e.data;
-    ws.close();
-  };
-  ws.onerror = (e) => {
-    error = String((e && e.error) || 'error');
-  };
-  ws.onclose = () => {
-    clearTimeout(timer);
-    clockMs.add(now());
-    check(null, {
-      'upgraded (101)': () => opened,
-      [`welcome is ${WELCOME}`]: () => welcome === WELCOME,
-      'echo matches': () => echo === MESSAGE,
-    });
-    if (error) console.warn(`ws ${url}: ${error}`);
-  };
+  clockMs.add(now());
+  const res = ws.echo(url, MESSAGE, params);
+  clockMs.add(now());
+  if (res.status === 101) wsConnect.add(res.connect_ms);
+  if (res.echo !== null) wsEcho.add(res.echo_ms);
+  countFailure(res.failure);
+  check(res, {
+    'upgraded (101)': (r) => r.status === 101,
+    [`welcome is ${WELCOME}`]: (r) => r.welcome === WELCOME,
+    'echo matches': (r) => r.echo === MESSAGE,
+  });
+  if (res.error) console.warn(`ws ${url}: ${res.error}`);
 }
 
 export function handleSummary(data) {

@@ -12,12 +12,8 @@ func (c *Counts) Add(p *Counts, label string) {
 	c.Answered += p.Answered
 	c.Iterations += p.Iterations
 	c.WrongProto += p.WrongProto
-	for why, k := range p.BadResponses {
-		if c.BadResponses == nil {
-			c.BadResponses = map[string]float64{}
-		}
-		c.BadResponses[why] += k
-	}
+	addEach(&c.BadResponses, p.BadResponses)
+	addEach(&c.Failures, p.Failures)
 	if at := p.BodyDiffersAt; at != nil && (c.BodyDiffersAt == nil || *at < *c.BodyDiffersAt) {
 		v := *at
 		c.BodyDiffersAt, c.BodyBytes = &v, p.BodyBytes
@@ -33,5 +29,15 @@ func (c *Counts) Add(p *Counts, label string) {
 	c.SetupOK = c.SetupOK && p.SetupOK
 	for _, f := range p.Findings {
 		c.Findings = append(c.Findings, label+": "+f)
+	}
+}
+
+// addEach adds each count of from to *to's, making *to when it has none.
+func addEach(to *map[string]float64, from map[string]float64) {
+	for why, k := range from {
+		if *to == nil {
+			*to = map[string]float64{}
+		}
+		(*to)[why] += k
 	}
 }

@@ -69,6 +69,9 @@ type Counts struct {
 	// Findings are a probe's own rules broken, in its words (compressed by the proxy): what
 	// only the script sees, response by response.
 	Findings []string `json:"findings"`
+	// Failures are a probe's measured samples that failed, by why (probe_failures{why}):
+	// how each ended, within its timeout (samplesFailed words them).
+	Failures map[string]float64 `json:"failures,omitempty"`
 }
 
 // Plan is what the script set out to do: the figures its totals are held to.
@@ -84,6 +87,8 @@ type Plan struct {
 	ConnectionsAllowed *float64 `json:"connections_allowed,omitempty"` // planned plus the reuse margin
 	Streams            float64  `json:"streams,omitempty"`             // per connection, h2 and h3
 	InFlight           float64  `json:"in_flight"`                     // the most requests in flight at once
+	// SampleTimeoutMS is how long each probe sample may take before it fails (probes only).
+	SampleTimeoutMS float64 `json:"sample_timeout_ms,omitempty"`
 }
 
 // Upstream is the audit of a run: what the upstream answered on the run's route while it went
@@ -155,6 +160,7 @@ var eachRules = []func(Run) string{
 	checksFailed,
 	bodyDiffers,
 	requestsFailed,
+	samplesFailed,
 	wrongProto,
 	protosSeen,
 	dropped,

@@ -259,6 +259,40 @@ func TestJudge(t *testing.T) {
 			return r
 		},
 		want: []string{"1 requests failed"},
+	}, {
+		name: "probe samples that hung: each ended by its timeout, how said",
+		run: func() Run {
+			r := streamProbe()
+			r.Requests, r.FailedRequests, r.Passes, r.Fails = 12, 3, 36, 12
+			r.Counts.Failures = map[string]float64{"stalled": 2, "timeout": 1}
+			r.Counts.FailedChecks = []string{"status is 200"}
+			r.Plan.SampleTimeoutMS = 10000
+			return r
+		},
+		want: []string{
+			"12 of 48 checks failed",
+			"3 requests failed",
+			"3 samples failed: 1 no answer within the sample's 10 s timeout (the connect, the TLS or QUIC handshake or the response's head hung); " +
+				"2 the body stopped before its end and had not ended within the sample's 10 s timeout",
+		},
+	}, {
+		name: "ws sessions upgraded then silent: no failed request, the samples said",
+		run: func() Run {
+			r := streamProbe()
+			r.Route, r.Counts.Unit, r.Passes, r.Fails = "/ws", "WebSocket sessions", 12, 24
+			r.Counts.Failures = map[string]float64{"no_welcome": 12}
+			r.Plan.SampleTimeoutMS = 2500
+			return r
+		},
+		want: []string{"24 of 36 checks failed", "12 samples failed: 12 upgraded, then no message within the sample's 2.5 s timeout"},
+	}, {
+		name: "a why this verdict does not know, from an older result without the timeout",
+		run: func() Run {
+			r := streamProbe()
+			r.Counts.Failures = map[string]float64{"refused": 1, "gone_fishing": 1}
+			return r
+		},
+		want: []string{"2 samples failed: 1 connection refused; 1 gone_fishing"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -285,7 +319,11 @@ func TestCountsAdd(t *testing.T) {
 	sum.Add(&Counts{
 		Unit: "requests", Answered: 5, Iterations: 5, SetupOK: false, BadResponses: map[string]float64{"body": 1},
 		BodyDiffersAt: f64(6), BodyBytes: 4096, FailedChecks: []string{"c"}, Findings: []string{"late"},
+		Failures: map[string]float64{"timeout": 1},
 	}, "segment 2/2")
+	if sum.Failures["timeout"] != 1 {
+		t.Errorf("sum %+v: want the failed sample of segment 2", sum)
+	}
 	if sum.Answered != 15 || sum.Iterations != 15 || sum.BadResponses["body"] != 3 || *sum.BodyDiffersAt != 6 {
 		t.Errorf("sum %+v: want answered 15, iterations 15, body 3, first difference at 6", sum)
 	}

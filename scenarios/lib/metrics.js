@@ -28,6 +28,10 @@ export const bodyDiffersAt = new Trend('body_differs_at');
 // costs nothing while all is well.
 export const probeViolations = new Counter('probe_violations');
 
+// Probe samples that failed, tagged with why (lib/probes.js FAILURES): how each ended, which
+// the verdict says. Only failures add a sample, so it costs nothing while all is well.
+export const probeFailures = new Counter('probe_failures');
+
 // Whether each paced probe response was held back (lib/probes.js), tagged with why: first (the
 // first event or chunk came after the upstream sent the next) or burst (two came closer together
 // than the upstream ever sends them). A rate: a cell is held back when more than half its
@@ -54,7 +58,7 @@ export const clockMs = new Gauge('clock_ms', true);
 // and time to first byte, what a new client waits for; the native loop times it from its dial.
 export const connTTFB = new Trend('conn_ttfb', true);
 
-// WebSocket: new WebSocket() → open event (TCP, TLS, upgrade), and one message's round trip.
+// WebSocket: the dial to the upgrade's 101 (TCP, TLS, upgrade), and one message's round trip.
 export const wsConnect = new Trend('ws_connect', true);
 export const wsEcho = new Trend('ws_echo', true);
 

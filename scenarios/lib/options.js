@@ -12,6 +12,26 @@ export const PROTO_TAGS = ['HTTP/1.0', 'HTTP/1.1', 'HTTP/2.0', 'HTTP/3.0'];
 // Why a load scenario's response failed its check (checks.js checkRoot).
 export const BAD_WHY = ['status', 'size', 'body', 'proto'];
 
+// Why a probe sample failed: the why tag of probe_failures (lib/probes.js), which the verdict
+// words (verdict/failures.go).
+//   timeout: no response head within the sample's timeout (the connect, the TLS or QUIC
+//     handshake or the answer hung); stalled: the head came, the body did not end within it
+//   refused, reset, tls: the connection was refused, reset or closed, or its TLS failed
+//   no_upgrade: no 101 within it; not_upgraded: answered without a 101; no_welcome: upgraded,
+//     then no message within it; no_echo: no echo within it (ws, k6/x/proxybench/ws's words)
+export const FAILURE_WHY = [
+  'timeout',
+  'stalled',
+  'refused',
+  'reset',
+  'tls',
+  'no_upgrade',
+  'not_upgraded',
+  'no_welcome',
+  'no_echo',
+  'other',
+];
+
 // Between the warm-up and the measured scenario: in-flight warm-up iterations finish (its
 // gracefulStop) before measuring starts, so that k6 hands the same VUs — and so the same
 // warm connections — to the measured scenario instead of starting new ones next to them.
@@ -19,6 +39,15 @@ export const WARMUP_GAP_S = 1;
 
 // Probes warm their connection with one unmeasured iteration, given this long.
 export const PROBE_WARMUP_S = 1;
+
+// SAMPLE_TIMEOUT_MS is how long a probe sample may take, whatever the target does: its client
+// ends it then (k6/http's, k6/x/proxybench/http3's and k6/x/proxybench/sse's timeout param covers
+// the connect, the TLS or QUIC handshake, the response's head and its whole body;
+// k6/x/proxybench/ws's the connect to the echo), the sample fails saying why (probe_failures),
+// and the next one starts. k6's own default is 60 s: five samples of a silent target would take
+// five minutes, RUN_TIMEOUT's own.
+export const SAMPLE_TIMEOUT_MS = 10000;
+export const SAMPLE_TIMEOUT = `${SAMPLE_TIMEOUT_MS}ms`;
 
 // REUSE_MARGIN is the share of extra connections a reused (or equal-load) run may open over
 // the one per VU it plans (a connection a client or server closes now and then); more, and the
@@ -279,5 +308,10 @@ export function probeOptions(cfg, { trends = [], counters = [] } = {}) {
   for (const c of counters) {
     o.thresholds[c] = hook.counter; // full selectors, e.g. ws_sessions{scenario:ws-h1,status:101}
   }
+  for (const why of FAILURE_WHY) {
+    o.thresholds[`probe_failures${sel(cfg, `,why:${why}`)}`] = hook.counter;
+  }
+  // the longest sample, which must end within its timeout (lib/probes.js SAMPLE_TIMEOUT_MS)
+  o.thresholds[`iteration_duration${sel(cfg)}`] = hook.trend;
   return o;
 }

@@ -1,8 +1,8 @@
 // How the probes ask, and the rules their answers must keep beyond status, size and protocol.
 // The probes request as a browser does, so that a proxy that treats browsers differently
 // (compresses for them, holds their event streams back) is measured as a browser meets it.
-import { probeHeldBack, probeStalls, probeViolationMs, probeViolations } from './metrics.js';
-import { sel } from './options.js';
+import { probeFailures, probeHeldBack, probeStalls, probeViolationMs, probeViolations } from './metrics.js';
+import { SAMPLE_TIMEOUT, sel } from './options.js';
 import { count } from './summary.js';
 
 // What Chrome sends as Accept-Encoding on every request, EventSource and fetch alike.
@@ -36,12 +36,45 @@ const ENCODINGS = ['gzip', 'deflate', 'br', 'zstd', 'other'];
 // back, which compressing proxies tend to do: nginx's gzip, with proxy_buffering on, sends
 // nothing, headers included, until the stream has ended.
 
+// k6's error codes (k6 docs, "Error codes"): a request's timeout, a dial's, a refused dial, the
+// TCP range and the TLS range.
+const REQUEST_TIMEOUT = 1050;
+const DIAL_TIMEOUT = 1211;
+const DIAL_REFUSED = 1212;
+
+// failureOf is why a k6/http, k6/x/proxybench/http3 or k6/x/proxybench/sse response failed, one
+// of options.js FAILURE_WHY (timeout, stalled, refused, reset, tls, other), or '' when it did not.
+// A timed-out response whose head had come stalled: k6 gives it no status then, but its
+// timings.receiving runs from the first byte (k6/http, k6/x/proxybench/http3), and
+// k6/x/proxybench/sse gives first_byte_ms.
+export function failureOf(res) {
+  const code = res.error_code || 0;
+  if (!code && !res.error) return '';
+  if (code === REQUEST_TIMEOUT || code === DIAL_TIMEOUT) {
+    const headCame =
+      res.status > 0 ||
+      (res.first_byte_ms !== undefined && res.first_byte_ms !== null) ||
+      (res.timings !== undefined && res.timings.receiving > 0);
+    return headCame ? 'stalled' : 'timeout';
+  }
+  if (code === DIAL_REFUSED) return 'refused';
+  if (code >= 1300 && code < 1400) return 'tls';
+  if (code >= 1200 && code < 1300) return 'reset';
+  return 'other';
+}
+
+// countFailure counts a failed sample by why (one of FAILURE_WHY; '' counts nothing) and returns it.
+export function countFailure(why) {
+  if (why) probeFailures.add(1, { why });
+  return why;
+}
+
 // streamParams are the k6/x/proxybench/sse request params of the stream and sse probes.
 //   name: the URL without its query, so no per-request value becomes a tag
 //   http3: over h3, k6/x/proxybench/sse sends through the VU's k6/x/proxybench/http3 connections
 //     (k6's own transport speaks h1 and h2 only)
 export function streamParams(cfg, headers) {
-  return { headers, tags: { route: cfg.route, name: cfg.url }, timeout: '10s', http3: cfg.proto.quic };
+  return { headers, tags: { route: cfg.route, name: cfg.url }, timeout: SAMPLE_TIMEOUT, http3: cfg.proto.quic };
 }
 
 // contentEncoding is the response's Content-Encoding, lower-cased; '' for none or identity.

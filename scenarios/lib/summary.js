@@ -3,7 +3,7 @@
 // selected by {scenario:<name>} (warm-up and setup() are left out).
 import exec from 'k6/execution';
 import { ROOT_BYTES } from './checks.js';
-import { BAD_WHY, BEHIND_SHARE, PROTO_TAGS, reuseAllowed, sel, totalsThresholds } from './options.js';
+import { BAD_WHY, BEHIND_SHARE, FAILURE_WHY, PROTO_TAGS, SAMPLE_TIMEOUT_MS, reuseAllowed, sel, totalsThresholds } from './options.js';
 import { outputPath } from './output.js';
 import { formatText } from './text.js';
 
@@ -109,8 +109,8 @@ export function buildResult(data, cfg, spec = {}) {
 
   const protosSeen = {};
   if (spec.ws) {
-    // k6/websockets reports no protocol; a 101 Switching Protocols exists only in HTTP/1.1
-    // (k6 offers nothing else by ALPN for a WebSocket), so every 101 is an HTTP/1.1 response.
+    // k6/x/proxybench/ws reports no protocol; a 101 Switching Protocols exists only in HTTP/1.1
+    // (it offers nothing else by ALPN for a WebSocket), so every 101 is an HTTP/1.1 response.
     const upgraded = count(data, `ws_sessions${sel(cfg, ',status:101')}`);
     if (upgraded > 0) protosSeen['HTTP/1.1'] = upgraded;
     failedRequests = requests - upgraded; // ws_sessions counts every attempt
@@ -145,7 +145,7 @@ export function buildResult(data, cfg, spec = {}) {
   }
   const rps = cfg.mode !== 'probe' && durationS ? round(counted / durationS, 1) : null;
 
-  // counted from k6/http timings; k6/websockets and k6/x/proxybench/sse results carry none
+  // counted from k6/http timings; k6/x/proxybench/ws and k6/x/proxybench/sse results carry none
   const newConns = spec.ws || spec.noTimings ? undefined : count(data, `new_connections${s}`);
 
   const result = {
@@ -274,6 +274,15 @@ function countsOf(data, cfg, spec, result, { unit, opened }) {
     setup_ok: !!(data.setup_data && data.setup_data.probed),
     findings: spec.invalid ? spec.invalid(data, result) : [],
   };
+  if (cfg.mode === 'probe') {
+    // the measured samples that failed, by why (lib/probes.js): only the whys that happened
+    const failures = {};
+    for (const w of FAILURE_WHY) {
+      const n = count(data, `probe_failures${sel(cfg, `,why:${w}`)}`);
+      if (n > 0) failures[w] = n;
+    }
+    if (Object.keys(failures).length > 0) c.failures = failures;
+  }
   if (differs && differs.values && differs.values.count) {
     c.body_differs_at = differs.values.min;
     c.body_bytes = spec.bodyBytes || ROOT_BYTES;
@@ -303,6 +312,7 @@ function planOf(cfg, spec, vus) {
     p.in_flight = Math.min(cfg.freshConnections, cfg.requests);
   } else {
     p.in_flight = 1;
+    p.sample_timeout_ms = SAMPLE_TIMEOUT_MS;
   }
   return p;
 }
