@@ -438,22 +438,9 @@ func (h *harness) checkSkipped(t *testing.T, scenario, need string, r *runner.Re
 func checkH3Timings(t *testing.T, scenario string, r *runner.Result, file string) {
 	t.Helper()
 	cell := fmt.Sprintf("%s/%s/%s", scenario, r.Target, r.Proto)
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var raw struct {
-		K6 struct {
-			Metrics map[string]struct {
-				Values map[string]float64 `json:"values"`
-			} `json:"metrics"`
-		} `json:"k6"`
-	}
-	if err := json.Unmarshal(data, &raw); err != nil {
-		t.Fatalf("%s: %v", cell, err)
-	}
+	k6 := k6Values(t, file)
 	for _, m := range []string{"http_req_connecting", "http_req_tls_handshaking"} {
-		if v := raw.K6.Metrics[m].Values; v["max"] <= 0 {
+		if v := k6[m]; v["max"] <= 0 {
 			t.Errorf("%s: %s never timed (values %v): no QUIC connection set-up was measured", cell, m, v)
 		}
 	}
@@ -464,6 +451,31 @@ func checkH3Timings(t *testing.T, scenario string, r *runner.Result, file string
 			}
 		}
 	}
+}
+
+// k6Values are the values of every metric in the k6 summary data a result file carries (not
+// rounded), by metric or submetric name.
+func k6Values(t *testing.T, file string) map[string]map[string]float64 {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		K6 struct {
+			Metrics map[string]struct {
+				Values map[string]float64 `json:"values"`
+			} `json:"metrics"`
+		} `json:"k6"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	values := make(map[string]map[string]float64, len(doc.K6.Metrics))
+	for name, m := range doc.K6.Metrics {
+		values[name] = m.Values
+	}
+	return values
 }
 
 // checkFreshOnServer proves "fresh" from the other side: against direct, the upstream accepts

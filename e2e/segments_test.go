@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"bytes"
-	"encoding/json"
 	"math"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -180,21 +178,7 @@ func checkMergedPercentiles(t *testing.T, cell string, merged *runner.Result, in
 // of the same samples, read from the k6 summary data its result carries (not rounded).
 func checkHistogramAgreesWithK6(t *testing.T, in *runner.Instance, trend string) {
 	t.Helper()
-	data, err := os.ReadFile(in.File)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		K6 struct {
-			Metrics map[string]struct {
-				Values map[string]float64 `json:"values"`
-			} `json:"metrics"`
-		} `json:"k6"`
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
-	k6 := doc.K6.Metrics[trend].Values
+	k6 := k6Values(t, in.File)[trend]
 	h := in.Histograms[trend]
 	if h == nil || len(k6) == 0 {
 		t.Fatalf("%s: no %s in its histograms or its k6 data", in.File, trend)
