@@ -354,3 +354,18 @@ func TestGlanceFiles(t *testing.T) {
 		}
 	}
 }
+
+// The share line reads the pinning as engine/manifest.go writes it.
+func TestShareLine(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ pinning, want string }{
+		{"none: client, proxies and upstream share 2 CPUs", "Client, proxies and upstream share 2 CPUs (no pinning)"},
+		{"none", "Client, proxies and upstream share 2 CPUs (no pinning)"},
+		{"client=0, proxy=1", "Client, proxies and upstream run on 2 CPUs, pinned: client=0, proxy=1."},
+	} {
+		b := New("t", "smoke", map[string]any{"cpus": float64(2), "pinning": tt.pinning})
+		if got := shareLine(b); !strings.HasPrefix(got, tt.want) {
+			t.Errorf("pinning %q: %q, want it to start %q", tt.pinning, got, tt.want)
+		}
+	}
+}

@@ -14,7 +14,7 @@ import (
 func shareLine(b *Bench) string {
 	pin := manifestString(b, "pinning")
 	switch n := b.CPUs(); {
-	case n > 0 && (pin == "" || pin == "none"):
+	case n > 0 && (pin == "" || pin == "none" || strings.HasPrefix(pin, "none:")): // engine/manifest.go says "none: …"
 		return fmt.Sprintf("Client, proxies and upstream share %d CPUs (no pinning): compare targets with each other on this machine, not with other machines.", n)
 	case n > 0:
 		return fmt.Sprintf("Client, proxies and upstream run on %d CPUs, pinned: %s.", n, pin)
