@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/proxybench/proxybench/runner"
+	"github.com/proxybench/proxybench/scenarios"
 )
 
 // extraMedian is the median over the valid runs of an extra trend's p50, "—" without one.
@@ -13,17 +15,30 @@ func extraMedian(c *Cell, key string) string {
 	return extraQuantile(c, key, false)
 }
 
-// probeFigure is what a probe table shows for a run: the whole request for /json and /upload,
-// the first chunk for /stream and the first event for /sse (what a buffering proxy delays).
+// probeFigure is what the latency probes table shows for a run: the p50 of the extra trend
+// the catalogue names as the probe's figure (the first chunk of /stream, the first event of
+// /sse: what a buffering proxy delays), its time to first byte when the run lacks that trend,
+// and the whole request when the catalogue names none (/json, /upload).
 func probeFigure(scenario string, r *Run) float64 {
-	key := map[string]string{"stream": "stream_first_chunk", "sse": "sse_first_event", "ws": "ws_echo"}[scenario]
-	if s, ok := r.Extra[key]; ok && key != "" {
-		return s.P50
+	s, _ := scenarios.Lookup(scenario)
+	if s.Figure == nil || s.Figure.Trend == "" {
+		return r.P50
 	}
-	if scenario == "stream" || scenario == "sse" {
-		return r.TTFBP50
+	if st, ok := r.Extra[s.Figure.Trend]; ok {
+		return st.P50
 	}
-	return r.P50
+	return r.TTFBP50
+}
+
+// probesWith are the names of the catalogue's probes for which has is true, in its order.
+func probesWith(has func(scenarios.Scenario) bool) []string {
+	var out []string
+	for _, s := range scenarios.All() {
+		if s.Mode == scenarios.Probe && has(s) {
+			out = append(out, s.Name)
+		}
+	}
+	return out
 }
 
 // probeMedian is the median probe figure over the valid runs.
@@ -100,13 +115,19 @@ func (b *Bench) find(scenario, target, proto string) *Cell {
 }
 
 func probeTable(b *Bench) table {
+	names := probesWith(func(s scenarios.Scenario) bool { return s.Figure != nil })
+	var says []string
+	for _, n := range names {
+		s, _ := scenarios.Lookup(n)
+		says = append(says, s.Route+" "+s.Figure.Says)
+	}
 	t := table{
 		ID: "probes", Title: "Latency probes",
-		Intro: "p50 in ms over each probe's samples (median over runs): /json and /upload the whole request " +
-			"(upload sends the body), /stream the first chunk, /sse the first event. One virtual user, in sequence.",
+		Intro: "p50 in ms over each probe's samples (median over runs): " + strings.Join(says, ", ") +
+			". One virtual user, in sequence.",
 		Empty: "No latency probes in this bench.",
 	}
-	cols := b.wideCols("json", "upload", "stream", "sse")
+	cols := b.wideCols(names...)
 	if len(cols) == 0 {
 		return t
 	}
@@ -201,41 +222,41 @@ func perProtoTable(b *Bench, scenario string, figures []string, keys []string) (
 	return head, rows
 }
 
-func sseTable(b *Bench) table {
-	t := table{
-		ID: "sse", Title: "Server-sent events",
-		Intro: "GET /sse: ok/fail over every sample; first event = request start to the first whole event (a proxy that buffers shows here), gap = between events; p50 ms.",
-		Empty: "No SSE probe in this bench.",
+// detailsTables are the probes' own tables (scenarios/catalogue.json's details: sse, ws), in
+// the catalogue's order: per target and protocol, ok/fail and each column's p50.
+func detailsTables(b *Bench) []table {
+	var out []table
+	for _, n := range probesWith(func(s scenarios.Scenario) bool { return s.Details != nil }) {
+		s, _ := scenarios.Lookup(n)
+		t := table{ID: n, Title: s.Details.Title, Intro: s.Details.Intro, Empty: "No /" + n + " probe in this bench."}
+		var labels, trends []string
+		for _, c := range s.Details.Columns {
+			labels, trends = append(labels, c.Label), append(trends, c.Trend)
+		}
+		t.Head, t.Rows = perProtoTable(b, n, labels, trends)
+		out = append(out, t)
 	}
-	t.Head, t.Rows = perProtoTable(b, "sse", []string{"first event ms", "gap ms"}, []string{"sse_first_event", "sse_event_gap"})
-	return t
+	return out
 }
-
-func wsTable(b *Bench) table {
-	t := table{
-		ID: "ws", Title: "WebSocket",
-		Intro: "wss:// and ws:// /ws: ok/fail over every session; connect = new WebSocket to open (TCP, TLS, upgrade), echo = one message's round trip; p50 ms.",
-		Empty: "No WebSocket probe in this bench.",
-	}
-	t.Head, t.Rows = perProtoTable(b, "ws", []string{"connect ms", "echo ms"}, []string{"ws_connect", "ws_echo"})
-	return t
-}
-
-// gapKeys are the extra trends of the gaps between a paced probe's parts.
-var gapKeys = map[string]string{"stream": "stream_chunk_gap", "sse": "sse_event_gap"}
 
 // pacingTable is the streamed probes' longest gap between parts, per target and protocol:
 // a stall is a figure, never a verdict (a busy machine makes one as a proxy can), and a gap
 // measured while other processes took the CPU is marked so.
 func pacingTable(b *Bench) table {
+	names := probesWith(func(s scenarios.Scenario) bool { return s.Gap != nil })
+	var parts []string
+	for _, n := range names {
+		s, _ := scenarios.Lookup(n)
+		parts = append(parts, s.Route+": "+s.Gap.Says)
+	}
 	t := table{
 		ID: "pacing", Title: "Streamed responses: the longest gap",
-		Intro: "The longest gap between two parts of a response (/stream's 4 KiB chunks, sent 50 ms apart; /sse's events, 150 ms apart), " +
+		Intro: "The longest gap between two parts of a response (" + strings.Join(parts, "; ") + "), " +
 			"over every sample of every run, ms. A proxy that holds parts back and releases them together is invalid (its cell says why); " +
 			"a stall, one late part and then the beat again, is only shown here: a busy machine makes one as a proxy can.",
 		Empty: "No streamed probe in this bench.",
 	}
-	cols := b.wideCols("stream", "sse")
+	cols := b.wideCols(names...)
 	if len(cols) == 0 {
 		return t
 	}
@@ -270,7 +291,7 @@ func pacingTable(b *Bench) table {
 		}
 	}
 	if stalled {
-		t.Notes = append(t.Notes, "stalls: responses with a gap longer than the interval and its slack (/stream 75 ms, /sse 187.5 ms): figures, not verdicts.")
+		t.Notes = append(t.Notes, "stalls: responses with a gap longer than the interval and its slack ("+stallLimits(b, names)+"): figures, not verdicts.")
 	}
 	t.Notes = append(t.Notes, sporadic...)
 	if anyBusy {
@@ -290,7 +311,7 @@ func gapValue(c *Cell) (v, class string, stalled, busyRun bool) {
 	}
 	longest, stalls, timed := 0.0, 0.0, false
 	for _, r := range c.Runs {
-		if s, ok := r.Extra[gapKeys[c.Scenario]]; ok {
+		if s, ok := r.Extra[gapTrend(c.Scenario)]; ok {
 			longest, timed = max(longest, s.Max), true
 		}
 		if r.Pacing != nil {
@@ -315,4 +336,28 @@ func gapValue(c *Cell) (v, class string, stalled, busyRun bool) {
 		v += "*"
 	}
 	return v, class, stalls > 0, busyRun
+}
+
+// gapTrend is the extra trend of the gaps between a streamed probe's parts ("" for another).
+func gapTrend(scenario string) string {
+	if s, ok := scenarios.Lookup(scenario); ok && s.Gap != nil {
+		return s.Gap.Trend
+	}
+	return ""
+}
+
+// stallLimits says over how long a gap counts as a stall in each streamed probe, as its runs
+// recorded it (verdict.Pacing's StallOverMS): "/stream 75 ms, /sse 187.5 ms".
+func stallLimits(b *Bench, names []string) string {
+	var out []string
+	for _, n := range names {
+		for _, c := range b.Cells {
+			if i := slices.IndexFunc(c.Runs, func(r Run) bool { return r.Pacing != nil }); c.Scenario == n && i >= 0 {
+				s, _ := scenarios.Lookup(n)
+				out = append(out, fmt.Sprintf("%s %g ms", s.Route, c.Runs[i].Pacing.StallOverMS))
+				break
+			}
+		}
+	}
+	return strings.Join(out, ", ")
 }

@@ -33,21 +33,22 @@ const (
 
 // sections builds every table of the report, in order.
 func sections(b *Bench) []table {
-	return []table{
+	out := []table{
 		runDetails(b),
 		throughputTable(b, "reused"),
 		throughputTable(b, "fresh"),
 		probeTable(b),
-		sseTable(b),
 		pacingTable(b),
-		wsTable(b),
+	}
+	out = append(out, detailsTables(b)...)
+	return append(out,
 		spreadTable(b),
 		resourcesTable(b),
 		clientTable(b),
 		equalLoadTable(b),
 		manifestTable(b),
 		runsTable(b),
-	}
+	)
 }
 
 // cellsOf returns the cells of one mode (reused, fresh) or scenario.

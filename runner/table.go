@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/proxybench/proxybench/scenarios"
 )
 
 // A Table is what the console shows of a set of cells: "== Title", the head and rows aligned to
@@ -71,7 +73,7 @@ func resultsTable(title string, results []*Result) *Table {
 	}
 	for _, k := range extras {
 		head = append(head, strings.TrimPrefix(k, "http_req_")+" p50")
-		if isGap(k) {
+		if scenarios.GapTrend(k) {
 			head = append(head, k+" max")
 		}
 	}
@@ -137,7 +139,7 @@ func resultsTable(title string, results []*Result) *Table {
 			} else {
 				row = append(row, "-")
 			}
-			if isGap(k) {
+			if scenarios.GapTrend(k) {
 				row = append(row, gapMax(s, ok, r.OutsideLoad))
 			}
 		}
@@ -163,12 +165,6 @@ func resultsTable(title string, results []*Result) *Table {
 		t.Notes = append(t.Notes, "invalid: "+n)
 	}
 	return t
-}
-
-// isGap tells the extra trends of the gaps between a streamed probe's parts (sse_event_gap,
-// stream_chunk_gap), whose max is a column of its own: the longest stall.
-func isGap(key string) bool {
-	return strings.HasSuffix(key, "_gap")
 }
 
 // gapMax is the longest gap between parts, marked * when the run saw outside load.

@@ -35,6 +35,45 @@ type Scenario struct {
 	// protocol is missing from Protos).
 	DefaultProto string `json:"default_proto,omitempty"`
 	ProtoNote    string `json:"proto_note,omitempty"`
+	// What the report shows of a probe, read from here so that a new probe needs no code there:
+	// its figure in the latency probes table (none: not in it), the gaps between the parts of a
+	// streamed response (the pacing table), and a table of its own.
+	Figure  *Figure  `json:"figure,omitempty"`
+	Gap     *Trend   `json:"gap,omitempty"`
+	Details *Details `json:"details,omitempty"`
+}
+
+// Figure is a probe's one figure: the p50 of Trend (an extra trend of its result), or of the
+// whole request when Trend is empty. Says is what it times, for the tables' introductions.
+type Figure struct {
+	Trend string `json:"trend,omitempty"`
+	Says  string `json:"says"`
+}
+
+// Trend names an extra trend of a probe's result, and says what it times.
+type Trend struct {
+	Trend string `json:"trend"`
+	Says  string `json:"says"`
+}
+
+// Details is a probe's own table: per target and protocol, its samples ok and failed, then the
+// p50 of each column's extra trend.
+type Details struct {
+	Title   string   `json:"title"`
+	Intro   string   `json:"intro"`
+	Columns []Column `json:"columns"`
+}
+
+// Column is one figure of a probe's own table.
+type Column struct {
+	Label string `json:"label"`
+	Trend string `json:"trend"`
+}
+
+// GapTrend tells the extra trends of the gaps between a streamed probe's parts, whose longest
+// is a figure of its own (a stall).
+func GapTrend(trend string) bool {
+	return slices.ContainsFunc(catalogue.Scenarios, func(s Scenario) bool { return s.Gap != nil && s.Gap.Trend == trend })
 }
 
 // A Profile is a named load: the scripts' defaults for their knobs, and the runner's runs.
@@ -154,10 +193,36 @@ func (s Scenario) check(seen map[string]bool, defaultProto string) error {
 			return fmt.Errorf("%s: unknown protocol %q (protocols are %v)", s.Name, p, Protocols)
 		}
 	}
+	if err := s.checkProbe(); err != nil {
+		return err
+	}
 	// without PROTO, the scripts run a scenario of several protocols over its default_proto, or
 	// the catalogue's (lib/catalogue.js)
 	if def := cmp.Or(s.DefaultProto, defaultProto); len(s.Protos) > 1 && !slices.Contains(s.Protos, def) {
 		return fmt.Errorf("%s: runs over %v, not over its default protocol %s: set default_proto to one of them", s.Name, s.Protos, def)
+	}
+	return nil
+}
+
+// checkProbe holds what the report reads of a probe to what it needs.
+func (s Scenario) checkProbe() error {
+	if s.Mode != Probe && (s.Figure != nil || s.Gap != nil || s.Details != nil) {
+		return fmt.Errorf("%s: figure, gap and details are a probe's; a %s scenario has none", s.Name, s.Mode)
+	}
+	switch {
+	case s.Figure != nil && s.Figure.Says == "":
+		return fmt.Errorf("%s: figure: says is empty (what the figure times)", s.Name)
+	case s.Gap != nil && (s.Gap.Trend == "" || s.Gap.Says == ""):
+		return fmt.Errorf("%s: gap: both trend and says are needed", s.Name)
+	case s.Details != nil && (s.Details.Title == "" || len(s.Details.Columns) == 0):
+		return fmt.Errorf("%s: details: a title and at least one column are needed", s.Name)
+	}
+	if s.Details != nil {
+		for _, c := range s.Details.Columns {
+			if c.Label == "" || c.Trend == "" {
+				return fmt.Errorf("%s: details: every column needs a label and a trend", s.Name)
+			}
+		}
 	}
 	return nil
 }

@@ -31,11 +31,11 @@ var DefaultAggregateTags = []string{
 	"testid", "target", "proto", "mode", "scenario", "route", "status", "expected_response", InstanceTag,
 }
 
-// DefaultHistograms are the trends whose merged distribution the dashboards read: the ones they
-// show latencies of.
-var DefaultHistograms = []string{
-	"http_req_duration", "http_req_waiting", "sse_first_event", "stream_first_chunk", "ws_connect", "ws_echo",
-}
+// DefaultHistograms are the trends whose merged distribution is written: every one ("*"), so
+// that a probe's own trends (scenarios/catalogue.json names them; this module cannot read it)
+// reach the dashboards without a list here. Every trend's samples go into its histogram
+// anyway (series.add): only the points written per window depend on this list.
+var DefaultHistograms = []string{"*"}
 
 // Config is the output's configuration. The connection variables are grafana/xk6-output-influxdb's,
 // so that a user can switch between the two outputs without touching them.

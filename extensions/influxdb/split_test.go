@@ -292,7 +292,8 @@ func TestHistogramsOption(t *testing.T) {
 		arg  string
 		want []string
 	}{
-		{"", []string{"http_req_duration_bucket"}},
+		{"", []string{"http_req_duration_bucket", "http_req_sending_bucket"}}, // every trend
+		{"?histograms=http_req_duration", []string{"http_req_duration_bucket"}},
 		{"?histograms=ws_echo", nil},
 		{"?histograms=*", []string{"http_req_duration_bucket", "http_req_sending_bucket"}},
 		{"env:http_req_sending", []string{"http_req_sending_bucket"}},
