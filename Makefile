@@ -47,8 +47,8 @@ export K6_AUTO_EXTENSION_RESOLUTION := false
 K6_SOURCES := $(shell find extensions -name '*.go' -not -name '*_test.go' -not -path 'extensions/upstream/*') extensions/go.mod extensions/go.sum extensions/build-k6.sh
 # runner reads the histograms k6 writes through extensions/histogram, and bin/upstream serves
 # extensions/upstream's routes (go.mod: replace ./extensions)
-GO_SOURCES := $(shell find cmd engine soak k8s cloud pins stack runner verdict upstream report observe scenarios extensions/histogram extensions/localca extensions/upstream -name '*.go' -not -name '*_test.go') scenarios/catalogue.json go.mod extensions/go.mod
-OBSERVE_SOURCES := $(shell find observe stack runner verdict scenarios extensions/histogram extensions/localca -name '*.go' -not -name '*_test.go') scenarios/catalogue.json go.mod
+GO_SOURCES := $(shell find cmd engine soak k8s cloud pins stack runner internal verdict upstream report observe scenarios extensions/histogram extensions/localca extensions/upstream -name '*.go' -not -name '*_test.go') scenarios/catalogue.json go.mod extensions/go.mod
+OBSERVE_SOURCES := $(shell find observe stack runner internal verdict scenarios extensions/histogram extensions/localca -name '*.go' -not -name '*_test.go') scenarios/catalogue.json go.mod
 
 .DEFAULT_GOAL := help
 
@@ -128,7 +128,7 @@ bench-check: bin/proxybench
 	@bin/proxybench bench -check $(BENCH_FLAGS) -testid "$(TESTID)"
 
 bench: bench-check build bin/observe $(WITH_OBSERVE) # The benchmark: stack up, every scenario × every target at PROFILE, tables, stack down
-	@runner/install-peers.sh || echo "bench: wrk and h2load could not be installed: the bench runs without its client calibration"
+	@internal/calibrate/install-peers.sh || echo "bench: wrk and h2load could not be installed: the bench runs without its client calibration"
 	env $$(bin/observe env) bin/proxybench bench $(BENCH_FLAGS) -testid $(TESTID) -- $(ARGS)
 
 SOAK_FLAGS = -target "$(TARGET)" -minutes "$(MINUTES)" -proto "$(or $(PROTO),h1c)"
@@ -142,7 +142,7 @@ soak: soak-check build bin/observe # Stress one TARGET for MINUTES (default 10):
 	env $$(bin/observe env) bin/proxybench soak $(SOAK_FLAGS) -testid $(TESTID) -- $(ARGS)
 
 calibrate: build # The client's ceiling: our reused and fresh scenarios (and MODES=open: the highest equal-load rate it holds against direct) and native peers (wrk, h2load) on the same load against direct and TARGET (default nginx): req/s, client CPU-µs per request, k6 vs the peer
-	runner/install-peers.sh
+	internal/calibrate/install-peers.sh
 	bin/proxybench calibrate -targets "$(if $(filter all,$(TARGET)),nginx,$(TARGET))" -protos "$(PROTOS)" -modes "$(MODES)" -rounds "$(or $(ROUNDS),1)" -testid $(TESTID) -- $(ARGS)
 
 table: bin/proxybench # Print the tables of a saved run again: make table ID=<testid>
@@ -164,7 +164,7 @@ k8s: bin/k6 bin/proxybench # k6-operator manifests for SCENARIO split PARALLELIS
 
 test-deps: # Install what the tests need besides Go: Debian's chromium (pinned) for the report's browser test, wrk and h2load for calibrate's
 	report/install-chromium.sh
-	runner/install-peers.sh
+	internal/calibrate/install-peers.sh
 
 .PHONY: report compare test-deps test-compose test-dashboards
 

@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -10,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/proxybench/proxybench/runner"
 	"github.com/proxybench/proxybench/stack"
 )
 
@@ -40,7 +40,7 @@ func TestAddTargetIsAFolder(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reused-h1c on %s: %v\n%s", name, err, out)
 	}
-	r, err := runner.LoadResult(filepath.Join(h.results, "e2e-add", "reused-h1c-"+name+".json"))
+	r, err := result.LoadResult(filepath.Join(h.results, "e2e-add", "reused-h1c-"+name+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,13 @@
 package e2e
 
 import (
+	"github.com/proxybench/proxybench/internal/result"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/proxybench/proxybench/report"
-	"github.com/proxybench/proxybench/runner"
 	"github.com/proxybench/proxybench/stack"
 )
 
@@ -120,7 +120,7 @@ exit 1
 		t.Errorf("k6 reused-h1c: %v\n%s", err, out)
 	}
 	for n, want := range map[string]string{noinstall: "install failed", unverified: "not verified"} {
-		r, err := runner.LoadResult(filepath.Join(h.results, "e2e-broken-k6", "reused-h1c-"+n+".json"))
+		r, err := result.LoadResult(filepath.Join(h.results, "e2e-broken-k6", "reused-h1c-"+n+".json"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +128,7 @@ exit 1
 			t.Errorf("%s: want a %q row saying %q, got %q (%s)\n%s", n, want, st.Missing[n], r.Skipped, r.SkipReason, out)
 		}
 	}
-	r, err := runner.LoadResult(filepath.Join(h.results, "e2e-broken-k6", "reused-h1c-"+good+".json"))
+	r, err := result.LoadResult(filepath.Join(h.results, "e2e-broken-k6", "reused-h1c-"+good+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/internal/sample"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -11,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/proxybench/proxybench/runner"
 	"github.com/proxybench/proxybench/stack"
 )
 
@@ -44,7 +45,7 @@ func TestTimingRulesOnABusyMachine(t *testing.T) {
 					"k6", "-scenario", tc.scenario, "-targets", tc.target, "-proto", proto, "-testid", testid)
 				cmd.Dir, cmd.Env = h.root, h.env("SAMPLES="+strconv.Itoa(samples))
 				out, err := cmd.CombinedOutput()
-				r, lerr := runner.LoadResult(filepath.Join(h.results, testid, fmt.Sprintf("%s-%s-%s.json", tc.scenario, proto, tc.target)))
+				r, lerr := result.LoadResult(filepath.Join(h.results, testid, fmt.Sprintf("%s-%s-%s.json", tc.scenario, proto, tc.target)))
 				if lerr != nil {
 					t.Fatalf("%v\n%s", lerr, out)
 				}
@@ -55,7 +56,7 @@ func TestTimingRulesOnABusyMachine(t *testing.T) {
 				t.Logf("outside load %.0f%% of the CPU, %v stalled responses of %v", r.OutsideLoad.CPUShare*100, stalls(r), r.Requests)
 				if !r.OutsideLoad.Over {
 					t.Errorf("outside load %.0f%% of the CPU with a burner on one of %d: want it over %.0f%%",
-						r.OutsideLoad.CPUShare*100, runtime.NumCPU(), runner.OutsideLoadShare*100)
+						r.OutsideLoad.CPUShare*100, runtime.NumCPU(), sample.OutsideLoadShare*100)
 				}
 				if len(tc.want) == 0 {
 					if err != nil || !r.Valid {
@@ -98,7 +99,7 @@ func burn(t *testing.T, d time.Duration) {
 	time.Sleep(time.Second) // under way before the first run
 }
 
-func stalls(r *runner.Result) float64 {
+func stalls(r *result.Result) float64 {
 	if r.Pacing == nil {
 		return 0
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -332,7 +333,7 @@ func (c *composeStack) down() {
 // testid: the first against nginx, the others against direct, so that two targets' runs
 // share the stack's testid, one results/<testid>/ and one comparison. It returns each
 // scenario's measured cell.
-func (c *composeStack) k6Service(t *testing.T, scenarios ...string) map[string]*runner.Result {
+func (c *composeStack) k6Service(t *testing.T, scenarios ...string) map[string]*result.Result {
 	t.Helper()
 	want := map[string]string{} // scenario/target (a result's) → scenario
 	for i, scenario := range scenarios {
@@ -351,7 +352,7 @@ func (c *composeStack) k6Service(t *testing.T, scenarios ...string) map[string]*
 		}
 		want[scenario+"/"+target] = scenario
 	}
-	cells := map[string]*runner.Result{} // by scenario
+	cells := map[string]*result.Result{} // by scenario
 	for _, r := range loadResults(t, filepath.Join(c.h.results, c.testid)) {
 		scenario, ok := want[r.Scenario+"/"+r.Target]
 		if !ok {

@@ -12,6 +12,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
 	"net"
 	"net/http"
 	"os"
@@ -245,14 +246,14 @@ func TestStackEndToEnd(t *testing.T) {
 			if len(files) != want {
 				t.Fatalf("%d result files, want %d (one per target and protocol)\n%s", len(files), want, out)
 			}
-			var measured []*runner.Result
+			var measured []*result.Result
 			defer func() {
 				if !runner.IsProbe(sc) {
 					h.checkInfluxDB(t, testid, sc, measured)
 				}
 			}()
 			for _, f := range files {
-				r, err := runner.LoadResult(f)
+				r, err := result.LoadResult(f)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -289,7 +290,7 @@ func probeNames() []string {
 }
 
 // checkResult asserts what makes a cell valid, independently of the script's own verdict.
-func checkResult(t *testing.T, scenario string, r *runner.Result) {
+func checkResult(t *testing.T, scenario string, r *result.Result) {
 	t.Helper()
 	cell := fmt.Sprintf("%s/%s/%s", scenario, r.Target, r.Proto)
 	if !r.Valid || len(r.Invalid) > 0 {
@@ -416,7 +417,7 @@ func statusLine(out, target, want string) bool {
 
 // checkSkipped: a cell whose target does not serve the protocol is a row that says so ("no
 // h3"), neither measured nor invalid; and only such cells are skipped.
-func (h *harness) checkSkipped(t *testing.T, scenario, need string, r *runner.Result, out string) {
+func (h *harness) checkSkipped(t *testing.T, scenario, need string, r *result.Result, out string) {
 	t.Helper()
 	cell := fmt.Sprintf("%s/%s/%s", scenario, r.Target, r.Proto)
 	if h.serves(r.Target, need) {
@@ -435,7 +436,7 @@ func (h *harness) checkSkipped(t *testing.T, scenario, need string, r *runner.Re
 // checkH3Timings: over HTTP/3 the connection set-up is timed as for h1/h2 (k6/x/proxybench/http3 fires
 // the connect and TLS hooks for the QUIC handshake): some request of the run (setup, warm-up
 // or measured) timed a connect and a handshake, and in fresh-h3 every measured one did.
-func checkH3Timings(t *testing.T, scenario string, r *runner.Result, file string) {
+func checkH3Timings(t *testing.T, scenario string, r *result.Result, file string) {
 	t.Helper()
 	cell := fmt.Sprintf("%s/%s/%s", scenario, r.Target, r.Proto)
 	k6 := k6Values(t, file)

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
 	"io"
 	"net"
 	"net/http"
@@ -421,7 +422,7 @@ func TestK8sRunnersDoTheSplit(t *testing.T) {
 		case <-time.After(2 * time.Minute):
 			t.Fatalf("runner %d did not end within 2 minutes\n%s", i+1, p.out.String())
 		}
-		r, err := runner.LoadResult(filepath.Join(p.dir, "result.json"))
+		r, err := result.LoadResult(filepath.Join(p.dir, "result.json"))
 		if err != nil {
 			t.Fatalf("runner %d: %v\n%s", i+1, err, p.out.String())
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
 	"io"
 	"net/http"
 	"os"
@@ -16,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/proxybench/proxybench/runner"
 	"github.com/proxybench/proxybench/stack"
 )
 
@@ -203,7 +203,7 @@ func (h *harness) runValid(t *testing.T, scenario, target, testid string) {
 	if err != nil {
 		t.Errorf("%s on %s: %v\n%s", scenario, target, err, out)
 	}
-	r, err := runner.LoadResult(filepath.Join(h.results, testid, scenario+"-"+target+".json"))
+	r, err := result.LoadResult(filepath.Join(h.results, testid, scenario+"-"+target+".json"))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -223,7 +223,7 @@ func (h *harness) runInvalid(t *testing.T, scenario, target, testid, want string
 	if !tableSaysInvalid(out, target, want) {
 		t.Errorf("%s on %s: the table (logged above) does not show the cell invalid: want valid NO and a note \"invalid: %s …%s…\"", scenario, target, target, want)
 	}
-	r, err := runner.LoadResult(filepath.Join(h.results, testid, scenario+"-"+target+".json"))
+	r, err := result.LoadResult(filepath.Join(h.results, testid, scenario+"-"+target+".json"))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -251,7 +251,7 @@ func tableSaysInvalid(out, target, want string) bool {
 	return row && note
 }
 
-func rateOf(r *runner.Result) any {
+func rateOf(r *result.Result) any {
 	if r.RPS == nil {
 		return "no"
 	}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
 	"maps"
 	"math"
 	"path/filepath"
@@ -43,7 +44,7 @@ func (h *harness) streamToInfluxDB(t *testing.T) {
 // checkInfluxDB reconciles what the output wrote with what k6 measured: for every measured
 // cell, the requests of the measured scenario (warm-up excluded) summed from the aggregated
 // per-interval points of its target equal the requests in the cell's result, exactly.
-func (h *harness) checkInfluxDB(t *testing.T, testid, scenario string, results []*runner.Result) {
+func (h *harness) checkInfluxDB(t *testing.T, testid, scenario string, results []*result.Result) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

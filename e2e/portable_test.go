@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
 	"io"
 	"net"
 	"net/http"
@@ -253,14 +254,14 @@ func TestRemoteTarget(t *testing.T) {
 	tests := []struct {
 		scenario string
 		env      []string
-		check    func(t *testing.T, r *runner.Result)
+		check    func(t *testing.T, r *result.Result)
 	}{
-		{"reused-h1c", []string{"DURATION=2s", "WARMUP=1s", "CONNECTIONS=2"}, func(t *testing.T, r *runner.Result) {
+		{"reused-h1c", []string{"DURATION=2s", "WARMUP=1s", "CONNECTIONS=2"}, func(t *testing.T, r *result.Result) {
 			if r.RPS == nil || *r.RPS <= 0 {
 				t.Errorf("rps %v, want a positive figure", r.RPS)
 			}
 		}},
-		{"fresh-h1c", []string{"REQUESTS=60", "FRESH_CONNECTIONS=4"}, func(t *testing.T, r *runner.Result) {
+		{"fresh-h1c", []string{"REQUESTS=60", "FRESH_CONNECTIONS=4"}, func(t *testing.T, r *result.Result) {
 			if r.Requests != 60 {
 				t.Errorf("%v requests, want 60", r.Requests)
 			}
@@ -276,7 +277,7 @@ func TestRemoteTarget(t *testing.T) {
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("k6 run %s against %s: %v\n%s", tt.scenario, url, err, out)
 			}
-			r, err := runner.LoadResult(summary)
+			r, err := result.LoadResult(summary)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -436,7 +437,7 @@ func TestCloudLocalExecution(t *testing.T) {
 	if err != nil {
 		t.Fatalf("make k6-cloud MODE=local: %v\n%s", err, out)
 	}
-	r, err := runner.LoadResult(filepath.Join(h.results, "cloud-local", "reused-h1c-direct.json"))
+	r, err := result.LoadResult(filepath.Join(h.results, "cloud-local", "reused-h1c-direct.json"))
 	if err != nil {
 		t.Fatalf("no result JSON: %v\n%s", err, out)
 	}

@@ -2,13 +2,13 @@ package e2e
 
 import (
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/proxybench/proxybench/runner"
 	"github.com/proxybench/proxybench/stack"
 )
 
@@ -85,7 +85,7 @@ func TestProbesMeetTheProxyAsABrowserDoes(t *testing.T) {
 					t.Errorf("proxybench k6 succeeded on an invalid cell\n%s", out)
 				}
 				file := filepath.Join(h.results, testid, fmt.Sprintf("%s-%s-%s.json", tc.scenario, proto, tc.target))
-				r, err := runner.LoadResult(file)
+				r, err := result.LoadResult(file)
 				if err != nil {
 					t.Fatalf("%v\n%s", err, out)
 				}
@@ -155,7 +155,7 @@ func hasReason(reasons []string, prefix string) bool {
 }
 
 // logFigures logs a probe's first-event or first-chunk figures: -v shows them for each cell.
-func logFigures(t *testing.T, r *runner.Result) {
+func logFigures(t *testing.T, r *result.Result) {
 	t.Helper()
 	for _, k := range []string{"sse_first_event", "sse_event_gap", "stream_first_chunk", "stream_chunk_gap"} {
 		if s, ok := r.Extra[k]; ok {

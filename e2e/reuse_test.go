@@ -1,12 +1,12 @@
 package e2e
 
 import (
+	"github.com/proxybench/proxybench/internal/result"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/proxybench/proxybench/runner"
 	"github.com/proxybench/proxybench/stack"
 )
 
@@ -29,7 +29,7 @@ func TestReuseProven(t *testing.T) {
 		if err == nil {
 			t.Errorf("%s: k6 exited 0 with a target that closes every connection\n%s", sc, out)
 		}
-		d, err := runner.LoadResult(filepath.Join(h.results, testid, sc+"-"+stack.Direct+".json"))
+		d, err := result.LoadResult(filepath.Join(h.results, testid, sc+"-"+stack.Direct+".json"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +40,7 @@ func TestReuseProven(t *testing.T) {
 			// direct's upstream connections are the client's: one per VU (4) and setup's
 			t.Errorf("%s direct: the upstream accepted %v connections, want about 5", sc, d.UpstreamConns.Opened)
 		}
-		r, err := runner.LoadResult(filepath.Join(h.results, testid, sc+"-"+name+".json"))
+		r, err := result.LoadResult(filepath.Join(h.results, testid, sc+"-"+name+".json"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/proxybench/proxybench/extensions/histogram"
+	"github.com/proxybench/proxybench/internal/result"
 	"github.com/proxybench/proxybench/runner"
 )
 
@@ -99,9 +100,9 @@ func TestSegmentedRuns(t *testing.T) {
 	}
 }
 
-func loadResult(t *testing.T, path string) *runner.Result {
+func loadResult(t *testing.T, path string) *result.Result {
 	t.Helper()
-	r, err := runner.LoadResult(path)
+	r, err := result.LoadResult(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,10 +110,10 @@ func loadResult(t *testing.T, path string) *runner.Result {
 }
 
 // loadResults reads every cell's result of a run's directory.
-func loadResults(t *testing.T, dir string) []*runner.Result {
+func loadResults(t *testing.T, dir string) []*result.Result {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
-	var out []*runner.Result
+	var out []*result.Result
 	for _, f := range files {
 		out = append(out, loadResult(t, f))
 	}
@@ -132,15 +133,15 @@ func tableRows(out, target string) int {
 
 // segmentInstances loads the n instance results of a split cell, which the runner keeps
 // beside the merged one.
-func (h *harness) segmentInstances(t *testing.T, dir, cell string, n int) []*runner.Instance {
+func (h *harness) segmentInstances(t *testing.T, dir, cell string, n int) []*result.Instance {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(dir, runner.SegmentsDir, cell+".*of*.json"))
 	if len(files) != n {
 		t.Fatalf("%s: instance results %v, want %d", cell, files, n)
 	}
-	var insts []*runner.Instance
+	var insts []*result.Instance
 	for _, f := range files {
-		in, err := runner.LoadInstance(f)
+		in, err := result.LoadInstance(f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,13 +155,13 @@ func (h *harness) segmentInstances(t *testing.T, dir, cell string, n int) []*run
 
 // checkMergedPercentiles: a quantile of the union of two sample sets lies between the sets'
 // own; the merged one is read from histograms (RelErr) and every figure is rounded to 3 digits.
-func checkMergedPercentiles(t *testing.T, cell string, merged *runner.Result, insts []*runner.Instance) {
+func checkMergedPercentiles(t *testing.T, cell string, merged *result.Result, insts []*result.Instance) {
 	t.Helper()
-	pick := map[string]func(runner.Stats) float64{
-		"p50": func(s runner.Stats) float64 { return s.P50 },
-		"p90": func(s runner.Stats) float64 { return s.P90 },
-		"p95": func(s runner.Stats) float64 { return s.P95 },
-		"p99": func(s runner.Stats) float64 { return s.P99 },
+	pick := map[string]func(result.Stats) float64{
+		"p50": func(s result.Stats) float64 { return s.P50 },
+		"p90": func(s result.Stats) float64 { return s.P90 },
+		"p95": func(s result.Stats) float64 { return s.P95 },
+		"p99": func(s result.Stats) float64 { return s.P99 },
 	}
 	for name, p := range pick {
 		lo, hi := math.Inf(1), math.Inf(-1)
@@ -176,7 +177,7 @@ func checkMergedPercentiles(t *testing.T, cell string, merged *runner.Result, in
 
 // checkHistogramAgreesWithK6 holds one instance's histogram of trend to k6's own percentiles
 // of the same samples, read from the k6 summary data its result carries (not rounded).
-func checkHistogramAgreesWithK6(t *testing.T, in *runner.Instance, trend string) {
+func checkHistogramAgreesWithK6(t *testing.T, in *result.Instance, trend string) {
 	t.Helper()
 	k6 := k6Values(t, in.File)[trend]
 	h := in.Histograms[trend]

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
 	"slices"
 	"strings"
 
@@ -15,7 +16,7 @@ import (
 // one's log; a proxy is started again (verified) for its next runs, or left out of them if it
 // will not start; the upstream's death or stop ends the bench (b.fatal), since every other
 // figure would be measured against nothing.
-func (b *Bench) checkAlive(ctx context.Context, j runner.Job, res *runner.Result) {
+func (b *Bench) checkAlive(ctx context.Context, j runner.Job, res *result.Result) {
 	// the upstream first: a proxy's run cut off because the upstream hung is the upstream's fault
 	for _, n := range slices.Compact([]string{stack.Direct, j.Target}) {
 		pid := b.PIDs[n]
@@ -33,7 +34,7 @@ func (b *Bench) checkAlive(ctx context.Context, j runner.Job, res *runner.Result
 		why := fmt.Sprintf("%s (pid %d) %s; the end of %s: %s", n, pid, what, log,
 			strings.ReplaceAll(stack.LastLines(tail, 5), "\n", " | "))
 		path, _ := b.Runner.ResultPath(b.TestID, j)
-		if err := runner.MarkInvalid(res, path, why); err != nil {
+		if err := result.MarkInvalid(res, path, why); err != nil {
 			fmt.Fprintf(b.Stderr, "warning: %s: %v\n", path, err)
 		}
 		fmt.Fprintf(b.Stderr, "bench: %s\n", why)

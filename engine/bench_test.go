@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/internal/sample"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,16 +64,16 @@ type fakeRunner struct {
 	after func(n int)
 }
 
-func (f *fakeRunner) Sampled(_ context.Context, testid string, j runner.Job, target, upstream int) (*runner.Result, *runner.Resources) {
+func (f *fakeRunner) Sampled(_ context.Context, testid string, j runner.Job, target, upstream int) (*result.Result, *sample.Resources) {
 	f.ran = append(f.ran, fmt.Sprintf("%s/%s/%d", j.Scenario, j.Target, max(j.Run, 1)))
 	f.pids = append(f.pids, target)
 	f.ups = append(f.ups, upstream)
 	f.targets.runs[j.Target]++
 	rps := f.rps[j.Target]
-	res := &runner.Result{
+	res := &result.Result{
 		Schema: 1, TestID: testid, Scenario: j.Scenario, Target: j.Target, Mode: runner.ModeOf(j.Scenario),
 		Proto: runner.Requires(j), Profile: "smoke", DurationS: 1, Requests: rps, RPS: &rps,
-		ProtosSeen: map[string]float64{}, Extra: map[string]runner.Stats{}, Valid: true, Invalid: []string{},
+		ProtosSeen: map[string]float64{}, Extra: map[string]result.Stats{}, Valid: true, Invalid: []string{},
 	}
 	path, _ := f.ResultPath(testid, j)
 	data, _ := json.Marshal(res)

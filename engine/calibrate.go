@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/proxybench/proxybench/internal/calibrate"
 	"io"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +16,7 @@ import (
 )
 
 // CalibrateProtos are the protocols a calibration measures: those with a native peer
-// (runner.Peers), and CalibrateModes the connection patterns.
+// (calibrate.Peers), and CalibrateModes the connection patterns.
 var (
 	CalibrateProtos = []string{"h1c", "h1", "h2"}
 	CalibrateModes  = []string{"reused", "fresh", "open"}
@@ -44,8 +45,8 @@ type Calibration struct {
 	Connections, Streams   int
 	Rounds                 int
 	Stdout                 io.Writer
-	rows                   []*runner.Calibration
-	ceilings               []*runner.Ceiling
+	rows                   []*calibrate.Calibration
+	ceilings               []*calibrate.Ceiling
 }
 
 // Run runs every round, then the ladder, prints both and saves them; its error lists every
@@ -64,7 +65,7 @@ func (c *Calibration) Run(ctx context.Context) error {
 					load := CalibrationLoad(c.Config, t, proto, c.Connections, c.Streams, c.Seconds)
 					load.Fresh, load.Requests = mode == "fresh", c.Requests
 					j := runner.Job{Target: t, Proto: proto, Run: round, Env: load.K6Env()}
-					c.rows = append(c.rows, c.Runner.Calibrate(ctx, c.TestID, j, load, c.PIDs[t], c.Clients)...)
+					c.rows = append(c.rows, calibrate.Run(ctx, c.Runner, c.TestID, j, load, c.PIDs[t], c.Clients)...)
 				}
 			}
 		}
@@ -72,11 +73,11 @@ func (c *Calibration) Run(ctx context.Context) error {
 	if slices.Contains(c.Modes, "open") {
 		for _, proto := range c.Protos {
 			if slices.Contains(ceilingProtos, proto) && ctx.Err() == nil {
-				c.ceilings = append(c.ceilings, c.Runner.OpenCeiling(ctx, c.TestID+"-ceiling", stack.Direct, proto, c.PIDs[stack.Direct], ceilingSeconds, c.Connections))
+				c.ceilings = append(c.ceilings, calibrate.OpenCeiling(ctx, c.Runner, c.TestID+"-ceiling", stack.Direct, proto, c.PIDs[stack.Direct], ceilingSeconds, c.Connections))
 			}
 		}
 	}
-	runner.SetVsPeer(c.rows)
+	calibrate.SetVsPeer(c.rows)
 	c.print()
 	if len(c.ceilings) > 0 {
 		printCeilings(c.Stdout, c.ceilings)
@@ -116,28 +117,28 @@ func (c *Calibration) Run(ctx context.Context) error {
 // runs with and the native peers on the same short load against direct, for each protocol
 // of the bench that has a peer. Its k6 results go to a folder of their own
 // (<testid>-calibrate), out of the bench's cells.
-func BenchCalibration(ctx context.Context, r *runner.Runner, c *stack.Config, sv Served, pid int, testid string, protos []string, client string, conns, streams, seconds int) []*runner.Calibration {
-	var rows []*runner.Calibration
+func BenchCalibration(ctx context.Context, r *runner.Runner, c *stack.Config, sv Served, pid int, testid string, protos []string, client string, conns, streams, seconds int) []*calibrate.Calibration {
+	var rows []*calibrate.Calibration
 	for _, p := range CalibrateProtos {
 		if !slices.Contains(protos, p) || !sv.Serves(stack.Direct, p) || ctx.Err() != nil {
 			continue
 		}
 		load := CalibrationLoad(c, stack.Direct, p, conns, streams, seconds)
 		j := runner.Job{Target: stack.Direct, Proto: p, Run: 1, Env: load.K6Env()}
-		rows = append(rows, r.Calibrate(ctx, testid+"-calibrate", j, load, pid, []string{client})...)
+		rows = append(rows, calibrate.Run(ctx, r, testid+"-calibrate", j, load, pid, []string{client})...)
 	}
-	runner.SetVsPeer(rows)
+	calibrate.SetVsPeer(rows)
 	return rows
 }
 
 // CalibrationLoad is the load every client of a calibration gets against target t over proto:
 // the reused scenarios' route, on the target's TLS port or, for h1c, its cleartext one.
-func CalibrationLoad(c *stack.Config, t, proto string, conns, streams, seconds int) runner.PeerLoad {
+func CalibrationLoad(c *stack.Config, t, proto string, conns, streams, seconds int) calibrate.PeerLoad {
 	port := c.Targets[t].TLS
 	if proto == "h1c" {
 		port = c.Targets[t].H1C
 	}
-	return runner.PeerLoad{
+	return calibrate.PeerLoad{
 		Addr: c.Address, Host: c.Hostname, Port: port, Route: "/",
 		Connections: conns, Streams: streams, Duration: time.Duration(seconds) * time.Second,
 	}
@@ -147,7 +148,7 @@ func CalibrationLoad(c *stack.Config, t, proto string, conns, streams, seconds i
 func PeersInstalled() error {
 	for _, p := range []string{"wrk", "h2load"} {
 		if _, err := exec.LookPath(p); err != nil {
-			return fmt.Errorf("%s is not installed: run runner/install-peers.sh (make calibrate and make bench do)", p)
+			return fmt.Errorf("%s is not installed: run internal/calibrate/install-peers.sh (make calibrate and make bench do)", p)
 		}
 	}
 	return nil
@@ -176,9 +177,9 @@ func (c *Calibration) print() {
 }
 
 // printCeilings prints the open-model ladder: the rates tried and the highest held.
-func printCeilings(w io.Writer, cs []*runner.Ceiling) {
+func printCeilings(w io.Writer, cs []*calibrate.Ceiling) {
 	fmt.Fprintf(w, "\n== the client's open-model ceiling against direct (native loop, %d s per rate; held: valid, on schedule, p99 within %d× the unloaded p99)\n",
-		ceilingSeconds, runner.CeilingP99Factor)
+		ceilingSeconds, calibrate.CeilingP99Factor)
 	for _, c := range cs {
 		if c.Err != "" {
 			fmt.Fprintf(w, "%5s  %s\n", c.Proto, c.Err)

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
 	"io"
 	"slices"
 	"strings"
@@ -42,7 +43,7 @@ func CellsFor(scenario, proto string) ([]Cell, error) {
 // CellRunner runs a cell's jobs, each over n k6 instances (execution segments) when n > 1.
 type CellRunner interface {
 	Skipper
-	RunSegments(ctx context.Context, testid string, j runner.Job, n int) *runner.Result
+	RunSegments(ctx context.Context, testid string, j runner.Job, n int) *result.Result
 }
 
 // Cells is what `make k6` does: each cell against each target, in turn, and its table; it
@@ -56,10 +57,10 @@ type Cells struct {
 }
 
 // Run runs cells against targets until the last or a signal.
-func (c Cells) Run(ctx context.Context, cells []Cell, targets []string) []*runner.Result {
-	var all []*runner.Result
+func (c Cells) Run(ctx context.Context, cells []Cell, targets []string) []*result.Result {
+	var all []*result.Result
 	for _, cell := range cells {
-		var results []*runner.Result
+		var results []*result.Result
 		protos := cell.Protos
 		if len(protos) == 0 {
 			protos = []string{""}

@@ -6,6 +6,8 @@ package engine
 
 import (
 	"context"
+	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/internal/sample"
 	"io"
 	"time"
 
@@ -29,14 +31,14 @@ type Runner interface {
 	Skipper
 	// Sampled runs j with the CPU of the target's process tree (pid target), the upstream's
 	// and the client's sampled.
-	Sampled(ctx context.Context, testid string, j runner.Job, target, upstream int) (*runner.Result, *runner.Resources)
+	Sampled(ctx context.Context, testid string, j runner.Job, target, upstream int) (*result.Result, *sample.Resources)
 	// ResultPath is where j's result file is.
 	ResultPath(testid string, j runner.Job) (string, error)
 }
 
 // Points is where each run's resources go beside k6's own points (InfluxDB).
 type Points interface {
-	Write(ctx context.Context, r *runner.Result, res *runner.Resources, at time.Time) error
+	Write(ctx context.Context, r *result.Result, res *sample.Resources, at time.Time) error
 }
 
 // Bench is one `proxybench bench`: what it runs against, and the saved run being built.
@@ -62,8 +64,8 @@ type Bench struct {
 	Stdout, Stderr io.Writer
 
 	// Results are every run, for the exit status.
-	Results []*runner.Result
-	tables  []*runner.Result // run 1 of each cell, for the tables
+	Results []*result.Result
+	tables  []*result.Result // run 1 of each cell, for the tables
 	// progress: runs started so far, of total (the matrix and the equal-load pass), since t0
 	done, total int
 	t0          time.Time

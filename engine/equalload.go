@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/proxybench/proxybench/internal/calibrate"
+	"github.com/proxybench/proxybench/internal/result"
 	"math"
 	"os"
 	"path/filepath"
@@ -19,7 +21,7 @@ const CeilingFile = "ceiling.json"
 // ReadCeilings are the client's open-model ceilings by protocol that `make calibrate` kept in
 // runDir's CeilingFile; none when it has not run on this machine.
 func ReadCeilings(runDir string) map[string]int {
-	var cs []runner.Ceiling
+	var cs []calibrate.Ceiling
 	data, err := os.ReadFile(filepath.Join(runDir, CeilingFile))
 	if err != nil || json.Unmarshal(data, &cs) != nil {
 		return nil
@@ -64,7 +66,7 @@ func (b *Bench) equalLoad(ctx context.Context, p Plan) {
 	}
 	todo := p.EqualLoadJobs(b.Served, rates)
 	b.total = b.done + len(todo) // less what has no rate to run at
-	byProto := map[string][]*runner.Result{}
+	byProto := map[string][]*result.Result{}
 	for _, j := range todo {
 		if ctx.Err() != nil {
 			break

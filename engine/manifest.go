@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/proxybench/proxybench/internal/sample"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/proxybench/proxybench/runner"
 	"github.com/proxybench/proxybench/stack"
 )
 
@@ -24,7 +24,7 @@ import (
 // config and of every scenario script, the profile, the pinning layout and the git commit (and
 // whether the tree had changes).
 func Manifest(ctx context.Context, s *stack.Stack, k6 string, names []string, profile string) map[string]any {
-	cpus := runner.CPUsAvailable()
+	cpus := sample.CPUsAvailable()
 	m := map[string]any{
 		"k6_version": stack.FirstLine(commandOutput(ctx, s.Root, k6, "version")),
 		"kernel":     strings.TrimSpace(readFile("/proc/sys/kernel/osrelease")),

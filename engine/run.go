@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/internal/sample"
 	"path/filepath"
 	"time"
 
@@ -56,7 +58,7 @@ func (b *Bench) runnable(j runner.Job) bool {
 }
 
 // run runs one job with its resources sampled, and adds it to the bench.
-func (b *Bench) run(ctx context.Context, j runner.Job) *runner.Result {
+func (b *Bench) run(ctx context.Context, j runner.Job) *result.Result {
 	if b.Restart {
 		pid, err := b.Targets.Restart(ctx, j.Target)
 		if err != nil {
@@ -84,7 +86,7 @@ func (b *Bench) run(ctx context.Context, j runner.Job) *runner.Result {
 }
 
 // add records a run: in memory, in InfluxDB when asked, and in bench.json at once.
-func (b *Bench) add(j runner.Job, res *runner.Result, rs *runner.Resources) {
+func (b *Bench) add(j runner.Job, res *result.Result, rs *sample.Resources) {
 	b.Results = append(b.Results, res)
 	if b.Points != nil && rs != nil && res.Err == "" && res.Skipped == "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

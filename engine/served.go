@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/proxybench/proxybench/internal/result"
 	"maps"
 	"slices"
 
@@ -38,8 +39,8 @@ func (s Served) Serves(target, proto string) bool {
 
 // A Skipper records a cell that is not run, as runner.Runner does: a result file that says why.
 type Skipper interface {
-	Skip(testid string, j runner.Job, serves []string) *runner.Result
-	SkipMissing(testid string, j runner.Job, how string) *runner.Result
+	Skip(testid string, j runner.Job, serves []string) *result.Result
+	SkipMissing(testid string, j runner.Job, how string) *result.Result
 }
 
 // Can tells whether j's target is up and serves the protocol j needs.
@@ -50,7 +51,7 @@ func (s Served) Can(j runner.Job) bool {
 // NotRun is nil when j's target serves what j needs; else the recorded result that says why it
 // is not run: the target is missing (not installed, failed, died), or does not serve the
 // protocol (h3 on Pingora). Such a cell is shown as not run, never left out of a table.
-func (s Served) NotRun(r Skipper, testid string, j runner.Job) *runner.Result {
+func (s Served) NotRun(r Skipper, testid string, j runner.Job) *result.Result {
 	if how := s.Missing[j.Target]; how != "" {
 		return r.SkipMissing(testid, j, how)
 	}

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/internal/sample"
 	"os"
 	"path/filepath"
 
@@ -44,7 +46,7 @@ func (s StackTargets) Log(name string) (path, tail string) {
 type K6 struct{ *runner.Runner }
 
 // Sampled runs j with the target's, the upstream's and the client's CPU sampled.
-func (k K6) Sampled(ctx context.Context, testid string, j runner.Job, target, upstream int) (*runner.Result, *runner.Resources) {
+func (k K6) Sampled(ctx context.Context, testid string, j runner.Job, target, upstream int) (*result.Result, *sample.Resources) {
 	k.UpstreamPID = upstream
 	return k.RunSampled(ctx, testid, j, target)
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
 	"io"
 
 	"github.com/proxybench/proxybench/runner"
@@ -17,8 +18,8 @@ func Scenarios() []string {
 }
 
 // PrintTables prints every scenario's table again, in matrix order, so one screen holds them.
-func PrintTables(w io.Writer, results []*runner.Result, profile, testid string) {
-	by := map[string][]*runner.Result{}
+func PrintTables(w io.Writer, results []*result.Result, profile, testid string) {
+	by := map[string][]*result.Result{}
 	for _, r := range results {
 		by[r.Scenario] = append(by[r.Scenario], r)
 	}
@@ -33,7 +34,7 @@ func PrintTables(w io.Writer, results []*runner.Result, profile, testid string) 
 // Validity turns invalid cells into the command's failure, after the tables are out. Skipped
 // cells (a protocol the target does not serve) are neither valid nor invalid: they are counted
 // apart.
-func Validity(w io.Writer, results []*runner.Result, dir string) error {
+func Validity(w io.Writer, results []*result.Result, dir string) error {
 	bad, skipped := 0, 0
 	for _, r := range results {
 		switch {

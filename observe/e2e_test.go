@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
 	"io"
 	"net"
 	"net/http"
@@ -18,8 +19,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/proxybench/proxybench/runner"
 )
 
 // skipShort skips a test that needs what the fast tier (`make check`: go test -short) runs
@@ -294,7 +293,8 @@ func startUpstream(t *testing.T, bin string, port int) {
 	t.Fatalf("upstream did not answer on %s:\n%s", addr, log.String())
 }
 
-type result struct {
+// judgedResult is a result file as this test reads it: the verdict, and k6's own counts.
+type judgedResult struct {
 	Valid    bool     `json:"valid"`
 	Invalid  []string `json:"invalid"`
 	Requests float64  `json:"requests"`
@@ -305,18 +305,18 @@ type result struct {
 	} `json:"k6"`
 }
 
-func readResult(t *testing.T, path string) result {
+func readResult(t *testing.T, path string) judgedResult {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r result
+	var r judgedResult
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
 	// the script counts, the verdict judges: as every reader of a result does
-	judged, err := runner.LoadResult(path)
+	judged, err := result.LoadResult(path)
 	if err != nil {
 		t.Fatal(err)
 	}

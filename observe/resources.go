@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/internal/sample"
 	"net/http"
 	"net/url"
 	"os"
@@ -55,7 +57,7 @@ func ResourceWriterFromEnv() *ResourceWriter {
 
 // Write sends one run's figures, tagged testid, target, proto (the wire protocol, as k6's
 // points: HTTP/1.1, HTTP/2.0, HTTP/3.0), mode and scenario, at time at.
-func (w *ResourceWriter) Write(ctx context.Context, r *runner.Result, res *runner.Resources, at time.Time) error {
+func (w *ResourceWriter) Write(ctx context.Context, r *result.Result, res *sample.Resources, at time.Time) error {
 	line := ResourceLine(r, res, at)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, bytes.NewBufferString(line))
 	if err != nil {
@@ -76,7 +78,7 @@ func (w *ResourceWriter) Write(ctx context.Context, r *runner.Result, res *runne
 }
 
 // ResourceLine is the run's point in InfluxDB's line protocol.
-func ResourceLine(r *runner.Result, res *runner.Resources, at time.Time) string {
+func ResourceLine(r *result.Result, res *sample.Resources, at time.Time) string {
 	proto := r.ExpectedProto
 	if proto == "" {
 		proto = r.Proto

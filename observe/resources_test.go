@@ -1,17 +1,17 @@
 package observe
 
 import (
+	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/internal/sample"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/proxybench/proxybench/runner"
 )
 
 func TestResourceLine(t *testing.T) {
 	t.Parallel()
-	r := &runner.Result{TestID: "id 1,a=b", Target: "nginx", Mode: "reused", Scenario: "reused-h2", Proto: "", ExpectedProto: "HTTP/2.0"}
-	res := &runner.Resources{TargetCPUPerReqMicros: 44.25, TargetCPUSeconds: 3.5, RSSPeakMB: 12, RSSMeanMB: 11.5, Requests: 79000, ClientCPUUtil: 0.91, ClientCPUShare: 0.5, ClientCPUs: 2, ClientBound: true}
+	r := &result.Result{TestID: "id 1,a=b", Target: "nginx", Mode: "reused", Scenario: "reused-h2", Proto: "", ExpectedProto: "HTTP/2.0"}
+	res := &sample.Resources{TargetCPUPerReqMicros: 44.25, TargetCPUSeconds: 3.5, RSSPeakMB: 12, RSSMeanMB: 11.5, Requests: 79000, ClientCPUUtil: 0.91, ClientCPUShare: 0.5, ClientCPUs: 2, ClientBound: true}
 	got := ResourceLine(r, res, time.Unix(1, 5))
 	want := `proxybench_resources,mode=reused,proto=HTTP/2.0,scenario=reused-h2,target=nginx,testid=id\ 1\,a\=b ` +
 		"target_cpu_us_per_req=44.25,target_cpu_s=3.5,rss_peak_mb=12,rss_mean_mb=11.5,requests=79000,client_cpu_util=0.91,client_cpu_share=0.5,client_bound=true 1000000005\n"
@@ -20,12 +20,12 @@ func TestResourceLine(t *testing.T) {
 	}
 	// what was not measured is left out, not written as 0: a probe too short for /proc's ticks,
 	// a client not sampled
-	short := &runner.Resources{RSSPeakMB: 12, RSSMeanMB: 11.5, Requests: 6}
+	short := &sample.Resources{RSSPeakMB: 12, RSSMeanMB: 11.5, Requests: 6}
 	if got, want := ResourceLine(r, short, time.Unix(1, 5)), "rss_peak_mb=12,rss_mean_mb=11.5,requests=6 1000000005\n"; !strings.HasSuffix(got, " "+want) {
 		t.Errorf("ResourceLine of a run too short to measure:\n got %q\nwant … %q", got, want)
 	}
 	// a probe's point is tagged with its k6 scenario, as k6's own points are: h1c apart from h1
-	probe := &runner.Result{TestID: "t", Target: "nginx", Mode: "probe", Scenario: "json", Proto: "h1c", ExpectedProto: "HTTP/1.1"}
+	probe := &result.Result{TestID: "t", Target: "nginx", Mode: "probe", Scenario: "json", Proto: "h1c", ExpectedProto: "HTTP/1.1"}
 	if got := ResourceLine(probe, res, time.Unix(1, 5)); !strings.HasPrefix(got, "proxybench_resources,mode=probe,proto=HTTP/1.1,scenario=json-h1c,target=nginx,testid=t ") {
 		t.Errorf("ResourceLine of a probe: %q", got)
 	}

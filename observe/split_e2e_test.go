@@ -86,7 +86,7 @@ func TestObserveSplitRun(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	results := make([]result, 2)
+	results := make([]judgedResult, 2)
 	for i, err := range errs {
 		if err != nil {
 			t.Fatal(err)

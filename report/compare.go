@@ -2,12 +2,11 @@ package report
 
 import (
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
 	"io"
 	"math"
 	"strings"
 	"text/tabwriter"
-
-	"github.com/proxybench/proxybench/runner"
 )
 
 // SpreadFactor is how far a change must go to count as beyond the runs' spread: |B − A|
@@ -19,7 +18,7 @@ type Change struct {
 	Scenario, Target, Proto string
 	Metric                  string // "req/s" (throughput), "p50 ms" (probes), "p99 ms" (equal load)
 	HigherIsBetter          bool
-	A, B                    runner.Summary // N 0: the cell has no valid run in that bench
+	A, B                    result.Summary // N 0: the cell has no valid run in that bench
 	// ChangePct is (B − A) / A × 100 of the medians; nil when either is missing or A is 0.
 	ChangePct *float64
 	// Exceeds: |B − A| > SpreadFactor × max(stdev A, stdev B); only decided when both have at
@@ -88,7 +87,7 @@ func Compare(a, b *Bench) []Change {
 
 // figure is the summary a cell is compared on: req/s for throughput, the probe figure's p50
 // for probes (first event for /sse, first chunk for /stream, echo for /ws).
-func figure(c *Cell) (metric string, s runner.Summary, higherBetter bool) {
+func figure(c *Cell) (metric string, s result.Summary, higherBetter bool) {
 	if c.Mode == "reused" || c.Mode == "fresh" {
 		return "req/s", c.RPS, true
 	}
@@ -98,7 +97,7 @@ func figure(c *Cell) (metric string, s runner.Summary, higherBetter bool) {
 			xs = append(xs, probeFigure(c.Scenario, &c.Runs[i]))
 		}
 	}
-	return "p50 ms", runner.Summarize(xs), false
+	return "p50 ms", result.Summarize(xs), false
 }
 
 func compareCells(a, b *Cell) Change {
@@ -138,14 +137,14 @@ func compareCells(a, b *Cell) Change {
 // compare).
 func compareEqual(a, b []*EqualLoadCell) Change {
 	ch := Change{Scenario: "equal-load", Metric: "p99 ms"}
-	summary := func(es []*EqualLoadCell) runner.Summary {
+	summary := func(es []*EqualLoadCell) result.Summary {
 		var p99 []float64
 		for _, e := range es {
 			if e.Valid && e.Overload == "" {
 				p99 = append(p99, e.P99)
 			}
 		}
-		return runner.Summarize(p99)
+		return result.Summarize(p99)
 	}
 	ref := a
 	if ref == nil {
@@ -232,7 +231,7 @@ func PrintCompare(w io.Writer, a, b *Bench, changes []Change) error {
 	return nil
 }
 
-func figureText(metric string, s runner.Summary) string {
+func figureText(metric string, s result.Summary) string {
 	if s.N == 0 {
 		return "—"
 	}
@@ -242,7 +241,7 @@ func figureText(metric string, s runner.Summary) string {
 	return ms(s.Median)
 }
 
-func cvCompare(s runner.Summary) string {
+func cvCompare(s result.Summary) string {
 	if s.N < 2 {
 		return "—"
 	}

@@ -3,21 +3,20 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/proxybench/proxybench/internal/result"
 	"math"
 	"strings"
 	"testing"
-
-	"github.com/proxybench/proxybench/runner"
 )
 
 func TestDecide(t *testing.T) {
 	t.Parallel()
-	s := func(median, stdev float64, n int) runner.Summary {
-		return runner.Summary{N: n, Median: median, Stdev: stdev}
+	s := func(median, stdev float64, n int) result.Summary {
+		return result.Summary{N: n, Median: median, Stdev: stdev}
 	}
 	tests := []struct {
 		name    string
-		a, b    runner.Summary
+		a, b    result.Summary
 		pct     float64 // NaN: nil
 		exceeds bool
 		note    string

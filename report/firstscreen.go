@@ -2,10 +2,9 @@ package report
 
 import (
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
 	"slices"
 	"strings"
-
-	"github.com/proxybench/proxybench/runner"
 )
 
 // glance is the report's first screen, what a person sees in ten seconds: how many cells are
@@ -221,7 +220,7 @@ func p99Chart(b *Bench, proto string) (*miniChart, equalSummary) {
 		runs := len(r.p99) + r.overload
 		switch {
 		case len(r.p99) > 0:
-			row.V, row.Bar = runner.Summarize(r.p99).Median, true
+			row.V, row.Bar = result.Summarize(r.p99).Median, true
 			row.Value = ms(row.V) + " ms"
 			sum.Ranked = true
 			if r.overload > 0 {

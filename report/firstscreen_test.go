@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/internal/sample"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/proxybench/proxybench/runner"
 )
 
 // rowsText is a chart's rows as "target value · mark" lines, in order, with "|" for a bar.
@@ -66,14 +66,14 @@ func TestSortRows(t *testing.T) {
 // reusedCell adds to b one reused cell over h2 with its runs (valid or not) and resources.
 func reusedCell(b *Bench, target string, cpu float64, valid []bool, bound, outside bool) {
 	for i, v := range valid {
-		res := &runner.Resources{TargetCPUPerReqMicros: cpu, ClientBound: bound, OutsideLoad: outside}
+		res := &sample.Resources{TargetCPUPerReqMicros: cpu, ClientBound: bound, OutsideLoad: outside}
 		if cpu == 0 {
 			res = nil
 		}
 		rps := 1000.0
-		r := &runner.Result{
+		r := &result.Result{
 			Schema: 1, Scenario: "reused-h2", Target: target, Proto: "h2", Mode: "reused", RPS: &rps,
-			Latency: runner.Stats{P50: 1, P99: 2}, Valid: v,
+			Latency: result.Stats{P50: 1, P99: 2}, Valid: v,
 		}
 		if !v {
 			r.Invalid = []string{"3 of 900 checks failed"}
@@ -90,7 +90,7 @@ func TestCostChart(t *testing.T) {
 	reusedCell(b, "caddy", 20, []bool{true, false}, false, false) // cheapest, but one run of two failed
 	reusedCell(b, "envoy", 0, []bool{true}, false, false)         // rebuilt: no resources
 	reusedCell(b, "haproxy", 41, []bool{true}, false, true)
-	b.Add("reused-h2-traefik.json", &runner.Result{Schema: 1, Scenario: "reused-h2", Target: "traefik", Proto: "h2", Mode: "reused", Skipped: "no h2"}, nil)
+	b.Add("reused-h2-traefik.json", &result.Result{Schema: 1, Scenario: "reused-h2", Target: "traefik", Proto: "h2", Mode: "reused", Skipped: "no h2"}, nil)
 	b.Finish()
 	m := costChart(b, "h2")
 	want := strings.Join([]string{

@@ -2,12 +2,11 @@ package report
 
 import (
 	"bytes"
+	"github.com/proxybench/proxybench/internal/calibrate"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/proxybench/proxybench/runner"
 )
 
 // TestMarkdownRows renders the synthetic bench and looks for the rows its known inputs give,
@@ -151,7 +150,7 @@ func TestWriteFiles(t *testing.T) {
 // calibration.
 func TestMarkdownClientCeiling(t *testing.T) {
 	b := synthBench()
-	b.Calibration = []*runner.Calibration{
+	b.Calibration = []*calibrate.Calibration{
 		{Target: "direct", Proto: "h1c", Client: "k6-native", Requests: 120000, RPS: 11000, ClientCPUMicros: 130, ReqPerCPUSecond: 7700, TargetCPUMicros: 41, VsPeer: 0.11},
 		{Target: "direct", Proto: "h1c", Client: "wrk", Requests: 380000, RPS: 38000, ClientCPUMicros: 14, ReqPerCPUSecond: 71000, TargetCPUMicros: 28},
 		{Target: "direct", Proto: "h2", Client: "h2load", Err: "h2load: TLS handshake failed"},

@@ -10,6 +10,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/proxybench/proxybench/internal/calibrate"
+	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/internal/sample"
 	"io"
 	"io/fs"
 	"math"
@@ -52,7 +55,7 @@ type Bench struct {
 	Unreadable []Unreadable `json:"unreadable,omitempty"`
 	// Calibration is the client's ceiling, measured at the start of the bench: k6 and the
 	// native peers (wrk, h2load) on the same short load against direct (runner.Calibrate).
-	Calibration []*runner.Calibration `json:"calibration,omitempty"`
+	Calibration []*calibrate.Calibration `json:"calibration,omitempty"`
 }
 
 // Unreadable is one result file a rebuilt bench left out, and why.
@@ -72,22 +75,22 @@ type Cell struct {
 	Proto    string `json:"proto"`
 	Mode     string `json:"mode"` // reused, fresh, probe
 	Route    string `json:"route,omitempty"`
-	Client   string `json:"client,omitempty"` // what sent its requests (runner.Result.Client)
+	Client   string `json:"client,omitempty"` // what sent its requests (result.Result.Client)
 	Runs     []Run  `json:"runs"`
 
-	RPS runner.Summary `json:"rps"`    // req/s over the valid runs (throughput cells)
-	P50 runner.Summary `json:"p50_ms"` // latency p50 over the valid runs
-	P99 runner.Summary `json:"p99_ms"`
+	RPS result.Summary `json:"rps"`    // req/s over the valid runs (throughput cells)
+	P50 result.Summary `json:"p50_ms"` // latency p50 over the valid runs
+	P99 result.Summary `json:"p99_ms"`
 	// UpstreamPer1k is the connections the upstream accepted per 1 000 requests, over the valid
 	// runs that recorded it: near 0 in a reused cell whose proxy keeps its upstream pool.
-	UpstreamPer1k runner.Summary `json:"upstream_conns_per_1k"`
+	UpstreamPer1k result.Summary `json:"upstream_conns_per_1k"`
 	// UpstreamShare is the requests the upstream answered over those the client completed, over
 	// every run that recorded it (valid or not: a cache makes its run invalid).
-	UpstreamShare runner.Summary `json:"upstream_answered_share"`
+	UpstreamShare result.Summary `json:"upstream_answered_share"`
 	// VsDirect is this cell's median req/s over direct's for the same scenario and protocol
 	// (1 for direct itself); nil when either has no valid run or no rate.
 	VsDirect  *float64          `json:"vs_direct,omitempty"`
-	Resources *runner.Resources `json:"resources,omitempty"` // mean over the valid runs that have one
+	Resources *sample.Resources `json:"resources,omitempty"` // mean over the valid runs that have one
 
 	Valid   bool     `json:"valid"`   // every run valid (at least one)
 	Invalid []string `json:"invalid"` // one reason per invalid run, "run 2: …"
@@ -110,16 +113,16 @@ type Run struct {
 	P95       float64                 `json:"p95_ms"`
 	P99       float64                 `json:"p99_ms"`
 	TTFBP50   float64                 `json:"ttfb_p50_ms"`
-	Extra     map[string]runner.Stats `json:"extra"`
-	Resources *runner.Resources       `json:"resources,omitempty"`
-	// UpstreamConns is what the upstream accepted during the run (runner.UpstreamConns).
-	UpstreamConns *runner.UpstreamConns `json:"upstream_conns,omitempty"`
+	Extra     map[string]result.Stats `json:"extra"`
+	Resources *sample.Resources       `json:"resources,omitempty"`
+	// UpstreamConns is what the upstream accepted during the run (result.UpstreamConns).
+	UpstreamConns *result.UpstreamConns `json:"upstream_conns,omitempty"`
 	// UpstreamRequests is what the upstream answered beside what the client completed.
 	UpstreamRequests *verdict.Upstream `json:"upstream_requests,omitempty"`
 	// Pacing is a paced probe's rule and stalls (stream, sse); OutsideLoad the machine's CPU
-	// other processes used during the run (runner.Result's).
+	// other processes used during the run (result.Result's).
 	Pacing      *verdict.Pacing     `json:"pacing,omitempty"`
-	OutsideLoad *runner.OutsideLoad `json:"outside_load,omitempty"`
+	OutsideLoad *result.OutsideLoad `json:"outside_load,omitempty"`
 	// Dashboard is k6's web dashboard HTML export of this run (K6_WEB_DASHBOARD_EXPORT),
 	// relative to the bench's folder, when one was made.
 	Dashboard string `json:"dashboard,omitempty"`
@@ -161,7 +164,7 @@ const EqualLoadMode = runner.EqualLoadMode
 
 // AddFile adds the run whose result file is path (relative names are kept relative to dir),
 // with the resources the runner sampled for it (nil when none).
-func (b *Bench) AddFile(dir, path string, res *runner.Resources) error {
+func (b *Bench) AddFile(dir, path string, res *sample.Resources) error {
 	rf, err := loadRun(path)
 	if err != nil {
 		return err
@@ -186,7 +189,7 @@ func DashboardFile(resultPath string) string {
 
 // Add adds one run from its in-memory result (runner.Run's); file is its result JSON relative
 // to the bench's folder. A result with Err (k6 wrote nothing) is an invalid run.
-func (b *Bench) Add(file string, r *runner.Result, res *runner.Resources) {
+func (b *Bench) Add(file string, r *result.Result, res *sample.Resources) {
 	b.add(file, &runFile{Result: r}, res)
 }
 
@@ -195,14 +198,14 @@ func (b *Bench) AddEqualLoad(c EqualLoadCell) {
 	b.EqualLoad = append(b.EqualLoad, c)
 }
 
-func (b *Bench) addIn(dir, path string, rf *runFile, res *runner.Resources) {
+func (b *Bench) addIn(dir, path string, rf *runFile, res *sample.Resources) {
 	if rf.Dashboard != "" && filepath.IsAbs(rf.Dashboard) == filepath.IsAbs(path) {
 		rf.Dashboard = relTo(dir, rf.Dashboard)
 	}
 	b.add(relTo(dir, path), rf, res)
 }
 
-func (b *Bench) add(file string, rf *runFile, res *runner.Resources) {
+func (b *Bench) add(file string, rf *runFile, res *sample.Resources) {
 	r := rf.Result
 	if b.TestID == "" {
 		b.TestID = r.TestID
@@ -347,7 +350,7 @@ func markClientBound(cells []EqualLoadCell) {
 
 func finishCell(c *Cell) {
 	var rps, p50, p99, per1k []float64
-	var res []*runner.Resources
+	var res []*sample.Resources
 	c.Invalid = nil
 	var shares []float64
 	for _, r := range c.Runs {
@@ -355,7 +358,7 @@ func finishCell(c *Cell) {
 			shares = append(shares, r.UpstreamRequests.Share)
 		}
 	}
-	c.UpstreamShare = runner.Summarize(shares)
+	c.UpstreamShare = result.Summarize(shares)
 	for i, r := range c.Runs {
 		if !r.Valid {
 			label := "run"
@@ -377,8 +380,8 @@ func finishCell(c *Cell) {
 			res = append(res, r.Resources)
 		}
 	}
-	c.RPS, c.P50, c.P99 = runner.Summarize(rps), runner.Summarize(p50), runner.Summarize(p99)
-	c.UpstreamPer1k = runner.Summarize(per1k)
+	c.RPS, c.P50, c.P99 = result.Summarize(rps), result.Summarize(p50), result.Summarize(p99)
+	c.UpstreamPer1k = result.Summarize(per1k)
 	c.Valid = c.NoProto == "" && c.P50.N > 0 && len(c.Invalid) == 0
 	c.Resources = MeanResources(res)
 }
@@ -398,11 +401,11 @@ func (c *Cell) ValidRuns() int {
 // largest: a peak is a peak), ClientBound (any run: the flag must not average away),
 // Samples (the total) and the load-phase CPU pair (only when every run had a load phase: a
 // mean of phases and whole lives would be neither). nil for no input.
-func MeanResources(rs []*runner.Resources) *runner.Resources {
+func MeanResources(rs []*sample.Resources) *sample.Resources {
 	if len(rs) == 0 {
 		return nil
 	}
-	var m runner.Resources
+	var m sample.Resources
 	n := float64(len(rs))
 	phases := true
 	for _, r := range rs {
@@ -524,7 +527,7 @@ func Load(dir string) (*Bench, error) {
 		return nil, fmt.Errorf("%w\n(%s is the saved run; restore it, or move it out of %s to rebuild the report from the per-run result files, without resources or manifest)", err, BenchFile, dir)
 	}
 	if b.Schema != 1 {
-		return nil, fmt.Errorf("%s: %s", filepath.Join(dir, BenchFile), runner.SchemaMismatch("bench", b.Schema, 1))
+		return nil, fmt.Errorf("%s: %s", filepath.Join(dir, BenchFile), result.SchemaMismatch("bench", b.Schema, 1))
 	}
 	return &b, nil
 }
@@ -601,9 +604,9 @@ func FromResults(dir string) (*Bench, error) {
 	return b, nil
 }
 
-// runFile is a result file with the parts runner.Result leaves out.
+// runFile is a result file with the parts result.Result leaves out.
 type runFile struct {
-	*runner.Result
+	*result.Result
 	Config    map[string]any
 	P999      float64
 	Rate      float64
@@ -633,7 +636,7 @@ func loadRun(path string) (*runFile, error) {
 	if head["schema"] == nil && head["scenario"] == nil {
 		return nil, fmt.Errorf("%s: %w", path, errNotResult)
 	}
-	r, err := runner.LoadResult(path)
+	r, err := result.LoadResult(path)
 	if err != nil {
 		return nil, err
 	}

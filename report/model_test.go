@@ -4,14 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/internal/sample"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/proxybench/proxybench/runner"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
@@ -38,7 +38,7 @@ func TestFinishSummariesLeaveInvalidRunsOut(t *testing.T) {
 
 	d := b.find("reused-h1", "direct", "h1")
 	// 10000, 11000, 9000: median 10000, sample stdev 1000, CV 10%.
-	if want := (runner.Summary{N: 3, Median: 10000, Mean: 10000, Stdev: 1000, CVPct: 10, Min: 9000, Max: 11000}); d.RPS != want {
+	if want := (result.Summary{N: 3, Median: 10000, Mean: 10000, Stdev: 1000, CVPct: 10, Min: 9000, Max: 11000}); d.RPS != want {
 		t.Errorf("direct reused-h1 RPS = %+v, want %+v", d.RPS, want)
 	}
 	if d.VsDirect == nil || *d.VsDirect != 1 {
@@ -66,11 +66,11 @@ func TestFinishSummariesLeaveInvalidRunsOut(t *testing.T) {
 
 func TestMeanResources(t *testing.T) {
 	t.Parallel()
-	got := MeanResources([]*runner.Resources{
+	got := MeanResources([]*sample.Resources{
 		{TargetCPUSeconds: 1, TargetCPUPerReqMicros: 10, RSSPeakMB: 20, RSSMeanMB: 10, ClientCPUUtil: 0.5, ClientCPUs: 2, Samples: 10, TargetProcs: 2},
 		{TargetCPUSeconds: 3, TargetCPUPerReqMicros: 30, RSSPeakMB: 40, RSSMeanMB: 20, ClientCPUUtil: 0.95, ClientBound: true, ClientCPUs: 2, Samples: 12, TargetProcs: 3},
 	})
-	want := runner.Resources{TargetCPUSeconds: 2, TargetCPUPerReqMicros: 20, RSSPeakMB: 40, RSSMeanMB: 15, ClientCPUUtil: 0.725, ClientBound: true, ClientCPUs: 2, Samples: 22, TargetProcs: 3}
+	want := sample.Resources{TargetCPUSeconds: 2, TargetCPUPerReqMicros: 20, RSSPeakMB: 40, RSSMeanMB: 15, ClientCPUUtil: 0.725, ClientBound: true, ClientCPUs: 2, Samples: 22, TargetProcs: 3}
 	if got == nil || !near(got.ClientCPUUtil, want.ClientCPUUtil) {
 		t.Fatalf("MeanResources = %+v", got)
 	}
@@ -87,17 +87,17 @@ func TestMeanResources(t *testing.T) {
 // and whole lives would be neither.
 func TestMeanResourcesLoadPhase(t *testing.T) {
 	t.Parallel()
-	phase := func(client, target float64) *runner.Resources {
-		return &runner.Resources{ClientLoadCPUSeconds: client, TargetLoadCPUSeconds: target}
+	phase := func(client, target float64) *sample.Resources {
+		return &sample.Resources{ClientLoadCPUSeconds: client, TargetLoadCPUSeconds: target}
 	}
 	tests := []struct {
 		name                 string
-		runs                 []*runner.Resources
+		runs                 []*sample.Resources
 		wantClient, wantTarg float64
 	}{
-		{"every run had one", []*runner.Resources{phase(1.2, 0.8), phase(1.6, 1.0)}, 1.4, 0.9},
-		{"one run too short to have one", []*runner.Resources{phase(1.2, 0.8), phase(0, 0)}, 0, 0},
-		{"one run whose target used nothing in it", []*runner.Resources{phase(1.2, 0.8), phase(1.6, 0)}, 0, 0},
+		{"every run had one", []*sample.Resources{phase(1.2, 0.8), phase(1.6, 1.0)}, 1.4, 0.9},
+		{"one run too short to have one", []*sample.Resources{phase(1.2, 0.8), phase(0, 0)}, 0, 0},
+		{"one run whose target used nothing in it", []*sample.Resources{phase(1.2, 0.8), phase(1.6, 0)}, 0, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -264,9 +264,9 @@ func TestOneValidRunOfFiveIsNoFigure(t *testing.T) {
 	b := New("five", "stable", nil)
 	rps := func(v float64) *float64 { return &v }
 	add := func(target string, v float64, valid bool, run int) {
-		r := &runner.Result{
+		r := &result.Result{
 			Schema: 1, Scenario: "reused-h1c", Target: target, Proto: "h1c", Mode: "reused", Route: "/",
-			RPS: rps(v), Requests: v * 30, Latency: runner.Stats{P50: 1, P99: 2}, Valid: valid,
+			RPS: rps(v), Requests: v * 30, Latency: result.Stats{P50: 1, P99: 2}, Valid: valid,
 		}
 		if !valid {
 			r.Invalid = []string{"31 connections opened for 4 planned: the target did not keep connections alive"}

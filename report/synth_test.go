@@ -2,9 +2,9 @@ package report
 
 import (
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/internal/sample"
 	"time"
-
-	"github.com/proxybench/proxybench/runner"
 )
 
 // synthBench is a bench with known inputs: direct, nginx, caddy and envoy; h1 and h2 (and h3,
@@ -20,12 +20,12 @@ func synthBench() *Bench {
 	b.Settings = map[string]string{"duration": "10s", "warmup": "3s", "connections": "32", "streams": "16", "requests": "2000", "fresh_connections": "32", "samples": "5", "upload_bytes": "262144"}
 
 	rps := func(v float64) *float64 { return &v }
-	res := func(cpu, reqs, peak, mean, client float64) *runner.Resources {
-		r := &runner.Resources{TargetCPUSeconds: cpu, RSSPeakMB: peak, RSSMeanMB: mean, TargetProcs: 2, Samples: 65}
+	res := func(cpu, reqs, peak, mean, client float64) *sample.Resources {
+		r := &sample.Resources{TargetCPUSeconds: cpu, RSSPeakMB: peak, RSSMeanMB: mean, TargetProcs: 2, Samples: 65}
 		r.PerRequest(reqs)
 		r.ClientCPUSeconds, r.ClientCPUs = client*26, 2
 		r.ClientCPUUtil, r.ClientCPUShare = client, 0.7
-		r.ClientBound = client >= runner.ClientBoundUtil && r.ClientCPUShare >= runner.ClientBoundShare
+		r.ClientBound = client >= sample.ClientBoundUtil && r.ClientCPUShare >= sample.ClientBoundShare
 		return r
 	}
 	// reused: req/s per run for each target and protocol.
@@ -41,23 +41,23 @@ func synthBench() *Bench {
 			sc := "reused-" + p
 			runs, ok := reused[t][p]
 			if !ok {
-				b.Add(sc+"-"+t+".json", &runner.Result{
+				b.Add(sc+"-"+t+".json", &result.Result{
 					Schema: 1, Scenario: sc, Target: t, Proto: p, Mode: "reused",
 					Skipped: "no " + p, SkipReason: t + " does not serve " + p + " (it serves h1, h1c, h2)",
 				}, nil)
 				continue
 			}
 			for i, v := range runs {
-				r := &runner.Result{
+				r := &result.Result{
 					Schema: 1, TestID: "synth-1", Scenario: sc, Target: t, Proto: p, Mode: "reused", Route: "/",
 					Profile: "smoke", DurationS: 10, Requests: v * 10, RPS: rps(v),
-					Latency: runner.Stats{P50: 1000 / v * 3, P95: 1000 / v * 6, P99: 1000 / v * 10}, Valid: true, Invalid: []string{},
+					Latency: result.Stats{P50: 1000 / v * 3, P95: 1000 / v * 6, P99: 1000 / v * 10}, Valid: true, Invalid: []string{},
 				}
 				// the upstream's connections: the warm-up's 32 for 100 000 requests, but nginx's
 				// h2 pool churns one for about every second request
-				r.UpstreamConns = &runner.UpstreamConns{Opened: 32, Requests: 100000, Per1k: 0.32}
+				r.UpstreamConns = &result.UpstreamConns{Opened: 32, Requests: 100000, Per1k: 0.32}
 				if t == "nginx" && p == "h2" {
-					r.UpstreamConns = &runner.UpstreamConns{Opened: 52800, Requests: 100000, Per1k: 528}
+					r.UpstreamConns = &result.UpstreamConns{Opened: 52800, Requests: 100000, Per1k: 528}
 				}
 				if t == "caddy" && p == "h1" && i == 2 {
 					r.Valid, r.Invalid = false, []string{"12 of 45000 checks failed: status is 200"}
@@ -76,10 +76,10 @@ func synthBench() *Bench {
 			if p == "h2" {
 				v -= 100
 			}
-			r := &runner.Result{
+			r := &result.Result{
 				Schema: 1, Scenario: sc, Target: t, Proto: p, Mode: "fresh", Route: "/", Requests: 2000, RPS: rps(v),
-				Latency: runner.Stats{P50: 4, P99: 12}, Valid: true,
-				Extra: map[string]runner.Stats{"http_req_connecting": {P50: 0.5}, "http_req_tls_handshaking": {P50: 2.25}, "conn_ttfb": {P50: 3, P99: 9.5}},
+				Latency: result.Stats{P50: 4, P99: 12}, Valid: true,
+				Extra: map[string]result.Stats{"http_req_connecting": {P50: 0.5}, "http_req_tls_handshaking": {P50: 2.25}, "conn_ttfb": {P50: 3, P99: 9.5}},
 			}
 			if t == "envoy" && p == "h2" {
 				r.Valid, r.Invalid = false, []string{"1990 new connections for 2000 requests: every request must open its own"}
@@ -105,23 +105,23 @@ func synthBench() *Bench {
 		// probes
 		for _, p := range []string{"h1", "h2"} {
 			for _, sc := range []string{"json", "upload", "stream", "sse"} {
-				extra := map[string]runner.Stats{}
+				extra := map[string]result.Stats{}
 				switch sc {
 				case "stream":
-					extra["stream_first_chunk"] = runner.Stats{P50: 0.75}
+					extra["stream_first_chunk"] = result.Stats{P50: 0.75}
 				case "sse":
-					extra["sse_first_event"] = runner.Stats{P50: 0.5}
-					extra["sse_event_gap"] = runner.Stats{P50: 150}
+					extra["sse_first_event"] = result.Stats{P50: 0.5}
+					extra["sse_event_gap"] = result.Stats{P50: 150}
 				}
-				b.Add(sc+"-"+p+"-"+t+".json", &runner.Result{
+				b.Add(sc+"-"+p+"-"+t+".json", &result.Result{
 					Schema: 1, Scenario: sc, Target: t, Proto: p, Mode: "probe", Route: "/" + sc,
-					Requests: 5, Latency: runner.Stats{P50: 1.25, P99: 2}, Extra: extra, Valid: true,
+					Requests: 5, Latency: result.Stats{P50: 1.25, P99: 2}, Extra: extra, Valid: true,
 				}, nil)
 			}
 		}
-		b.Add("ws-h1-"+t+".json", &runner.Result{
+		b.Add("ws-h1-"+t+".json", &result.Result{
 			Schema: 1, Scenario: "ws", Target: t, Proto: "h1", Mode: "probe", Route: "/ws",
-			Requests: 5, Latency: runner.Stats{P50: 0.25}, Extra: map[string]runner.Stats{"ws_connect": {P50: 1.5}, "ws_echo": {P50: 0.25}}, Valid: true,
+			Requests: 5, Latency: result.Stats{P50: 0.25}, Extra: map[string]result.Stats{"ws_connect": {P50: 1.5}, "ws_echo": {P50: 0.25}}, Valid: true,
 		}, nil)
 		// equal load at 2000 req/s over h1
 		e := EqualLoadCell{Target: t, Proto: "h1", RateRPS: 2000, Requests: 20000, P50: 0.5, P99: 2, P999: 5, Valid: true, File: "equal-h1-" + t + ".json"}

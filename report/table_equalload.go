@@ -2,12 +2,11 @@ package report
 
 import (
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/proxybench/proxybench/runner"
 )
 
 // equalLoadLines: per protocol of the equal-load pass, every target's p99 at the same offered
@@ -52,7 +51,7 @@ func equalLoadLines(b *Bench) []headLine {
 		targets := sortedKeys(p99)
 		med := map[string]float64{}
 		for _, t := range targets {
-			med[t] = runner.Summarize(p99[t]).Median
+			med[t] = result.Summarize(p99[t]).Median
 		}
 		sort.SliceStable(targets, func(i, j int) bool { return med[targets[i]] < med[targets[j]] })
 		var parts []string
@@ -93,8 +92,8 @@ const tieMeaning = "not told apart: closer than the client's own lateness, or ov
 // client's lateness is about 1 ms, and nginx, haproxy and h2o's p99s at equal load lie within
 // it of each other, swapping places from one bench to the next.
 func p99Tie(a, b, lagA, lagB []float64) bool {
-	slack := max(runner.Summarize(lagA).Median, runner.Summarize(lagB).Median)
-	if runner.Summarize(b).Median-runner.Summarize(a).Median <= slack {
+	slack := max(result.Summarize(lagA).Median, result.Summarize(lagB).Median)
+	if result.Summarize(b).Median-result.Summarize(a).Median <= slack {
 		return true
 	}
 	return len(a) > 1 && len(b) > 1 && slices.Max(a) >= slices.Min(b)

@@ -2,11 +2,12 @@ package report
 
 import (
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/internal/sample"
 	"slices"
 	"sort"
 	"strings"
 
-	"github.com/proxybench/proxybench/runner"
 	"github.com/proxybench/proxybench/scenarios"
 )
 
@@ -52,7 +53,7 @@ func probeMedian(c *Cell) (float64, bool) {
 	if len(xs) == 0 {
 		return 0, false
 	}
-	return runner.Summarize(xs).Median, true
+	return result.Summarize(xs).Median, true
 }
 
 // probeValue is a probe cell's entry in a wide table.
@@ -80,7 +81,7 @@ func busy(c *Cell) bool {
 // busyNote explains the * of a figure measured under outside load.
 func busyNote() string {
 	return fmt.Sprintf("* measured while processes other than the client, the target and the upstream used more than %.0f%% of the CPU: "+
-		"the figure is the machine's as much as the target's.", runner.OutsideLoadShare*100)
+		"the figure is the machine's as much as the target's.", sample.OutsideLoadShare*100)
 }
 
 // wide lays cells of the given scenarios out as one row per target and one column per

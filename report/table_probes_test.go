@@ -1,10 +1,10 @@
 package report
 
 import (
+	"github.com/proxybench/proxybench/internal/result"
 	"strings"
 	"testing"
 
-	"github.com/proxybench/proxybench/runner"
 	"github.com/proxybench/proxybench/verdict"
 )
 
@@ -13,15 +13,15 @@ import (
 // another reason is still marked so.
 func TestPacingTable(t *testing.T) {
 	t.Parallel()
-	gap := func(key string, maxGap float64) map[string]runner.Stats {
-		return map[string]runner.Stats{key: {P50: 50, Max: maxGap}}
+	gap := func(key string, maxGap float64) map[string]result.Stats {
+		return map[string]result.Stats{key: {P50: 50, Max: maxGap}}
 	}
 	b := &Bench{Cells: []Cell{
 		{Scenario: "stream", Target: "direct", Proto: "h1c", Valid: true, Runs: []Run{
 			{Valid: true, Extra: gap("stream_chunk_gap", 51.2), Pacing: &verdict.Pacing{StallOverMS: 75}},
 			{
 				Valid: true, Extra: gap("stream_chunk_gap", 86.1), Pacing: &verdict.Pacing{Parts: "chunks", StallOverMS: 75, Responses: 12, Stalls: 1, TogetherHeld: 1},
-				OutsideLoad: &runner.OutsideLoad{CPUShare: 0.5, Over: true},
+				OutsideLoad: &result.OutsideLoad{CPUShare: 0.5, Over: true},
 			},
 		}},
 		{Scenario: "stream", Target: "nginx", Proto: "h1c", Valid: false, Runs: []Run{

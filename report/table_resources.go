@@ -2,11 +2,10 @@ package report
 
 import (
 	"fmt"
+	"github.com/proxybench/proxybench/internal/sample"
 	"slices"
 	"sort"
 	"strings"
-
-	"github.com/proxybench/proxybench/runner"
 )
 
 func resourcesTable(b *Bench) table {
@@ -16,7 +15,7 @@ func resourcesTable(b *Bench) table {
 			"deltas over the cell, per request the client sent (warm-up included, as the CPU is); RSS summed over the tree. " +
 			fmt.Sprintf("Client CPU, while k6's load ran (from 10%% to 90%% of its CPU time: start-up, setup() and the summary left out): what k6 used of the CPU it could have had (its own use plus what stayed idle on its CPUs, which it shares with the target and the upstream unless pinned), "+
 				"then its share of all the CPU used there (the two percentages of the client CPU column). At ≥ %.0f%% and ≥ %.0f%% (nothing left idle, and k6 the main user) the cell is flagged client-bound: a cheaper client would have left the target more CPU, so its req/s is the client's ceiling, not the target's.",
-				runner.ClientBoundUtil*100, runner.ClientBoundShare*100),
+				sample.ClientBoundUtil*100, sample.ClientBoundShare*100),
 		Head:  []string{"scenario", "target", "CPU µs/request", "target CPU s", "peak RSS MiB", "mean RSS MiB", "client CPU", "client-bound"},
 		Empty: "No resource samples in this bench (rebuilt from the result files alone, or sampling was off).",
 	}
@@ -62,7 +61,7 @@ func clientTable(b *Bench) table {
 			"Client CPU is over each client's whole life (k6: start-up and warm-up included) per request it sent. " +
 			"\"vs peer\" is k6's requests per client CPU-second over the most frugal peer's: below 1, k6 spends more of the shared CPUs on each request than a native client, which leaves the target less, so every req/s here is partly the client's ceiling and \"vs direct\" understates what a proxy costs. The target's own CPU per request (Resources) does not depend on the client.",
 		Head:  []string{"protocol", "target", "client", "req/s", "client CPU µs/request", "requests per client CPU-s", "target CPU µs/request", "vs peer"},
-		Empty: "No calibration in this bench (CALIBRATE_SECONDS=0, or wrk and h2load are not installed: runner/install-peers.sh).",
+		Empty: "No calibration in this bench (CALIBRATE_SECONDS=0, or wrk and h2load are not installed: internal/calibrate/install-peers.sh).",
 	}
 	for _, c := range b.Calibration {
 		vs := "—"

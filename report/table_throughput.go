@@ -2,10 +2,9 @@ package report
 
 import (
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
 	"slices"
 	"strconv"
-
-	"github.com/proxybench/proxybench/runner"
 )
 
 // validText is a cell's "valid" column: yes, NO, the missing protocol, and how many runs
@@ -125,7 +124,7 @@ func extraQuantile(c *Cell, key string, tail bool) string {
 	if len(xs) == 0 {
 		return "—"
 	}
-	return ms(runner.Summarize(xs).Median)
+	return ms(result.Summarize(xs).Median)
 }
 
 func runsText(c *Cell) string {
@@ -135,7 +134,7 @@ func runsText(c *Cell) string {
 	return fmt.Sprintf("%d/%d", c.ValidRuns(), len(c.Runs))
 }
 
-func cvText(s runner.Summary) string {
+func cvText(s result.Summary) string {
 	if s.N < 2 {
 		return "n=1"
 	}

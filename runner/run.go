@@ -1,9 +1,13 @@
+// Package runner runs k6 scenarios against targets, one k6 process per target (or several for
+// a split run), samples what each run cost, and prints the results side by side.
 package runner
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/internal/sample"
 	"io"
 	"os"
 	"os/exec"
@@ -185,15 +189,15 @@ func (r *Runner) godebug(j Job) []string {
 // Run runs one cell and returns its result, its target sampled when TargetPIDs has it. A run
 // whose thresholds failed still returns its result (marked invalid by the script); a run that
 // produced none returns a Result with Err.
-func (r *Runner) Run(ctx context.Context, testid string, j Job) *Result {
+func (r *Runner) Run(ctx context.Context, testid string, j Job) *result.Result {
 	res, _ := r.RunSampled(ctx, testid, j, r.TargetPIDs[j.Target])
 	return res
 }
 
 // Failed is the result of a run that measured nothing: err says why. It is invalid, and filed
 // under its scenario's mode like any other run, so that its cell keeps its row.
-func Failed(testid string, j Job, err error) *Result {
-	return &Result{TestID: testid, Scenario: j.Scenario, Mode: ModeOf(j.Scenario), Target: j.Target, Proto: j.Proto, Err: err.Error()}
+func Failed(testid string, j Job, err error) *result.Result {
+	return &result.Result{TestID: testid, Scenario: j.Scenario, Mode: ModeOf(j.Scenario), Target: j.Target, Proto: j.Proto, Err: err.Error()}
 }
 
 // RunSampled runs one cell as Run does and, when targetPID > 0, samples what it cost while k6
@@ -201,8 +205,8 @@ func Failed(testid string, j Job, err error) *Result {
 // and exit status), with the target's CPU per request over every request k6 sent
 // (AllRequests). Resources are nil when there was no target pid, the sampler could not start
 // (a warning goes to Stderr) or k6 wrote no result to count requests from.
-func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID int) (*Result, *Resources) {
-	fail := func(err error) *Result { return Failed(testid, j, err) }
+func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID int) (*result.Result, *sample.Resources) {
+	fail := func(err error) *result.Result { return Failed(testid, j, err) }
 	summary, script, err := r.prepare(testid, j, "")
 	if err != nil {
 		return fail(err), nil
@@ -222,9 +226,9 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 	cmd.WaitDelay = 5 * time.Second
 	// a controller killed outright (kill -9) takes its k6 with it: no load without a runner
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	var sampler *Sampler
+	var sampler *sample.Sampler
 	if targetPID > 0 {
-		if sampler, err = StartSampler(targetPID, 0); err != nil {
+		if sampler, err = sample.StartSampler(targetPID, 0); err != nil {
 			fmt.Fprintf(r.Stderr, "warning: %s %s: no resource figures: %v\n", j.Scenario, j.Target, err)
 		} else {
 			sampler.CountOutside(r.UpstreamPID)
@@ -241,27 +245,27 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 		}
 		runErr = cmd.Wait()
 	}
-	var res *Resources
-	var sampled Resources
+	var res *sample.Resources
+	var sampled sample.Resources
 	if sampler != nil {
 		sampler.ClientDone(cmd.ProcessState)
 		sampled = sampler.Stop()
 		if sampled.MachineCPUSeconds > 0 { // 0: the machine's CPU could not be read
-			watched.outside = &OutsideLoad{CPUShare: round(sampled.OtherCPUShare, 4), Over: sampled.OutsideLoad}
+			watched.outside = &result.OutsideLoad{CPUShare: result.Round(sampled.OtherCPUShare, 4), Over: sampled.OutsideLoad}
 		}
 	}
 	// every request k6 sent (nil: no result to count them from): what the target's CPU and the
 	// upstream's connections are per
 	var all *float64
-	if n, err := AllRequests(summary); err == nil {
+	if n, err := sample.AllRequests(summary); err == nil {
 		all = &n
 		if sampler != nil {
 			sampled.PerRequest(n)
 			res = &sampled
 			if n > 0 && sampled.TargetCPUPerReqMicros > 0 {
-				watched.cost = &Cost{
-					TargetCPUMicros: round(sampled.TargetCPUPerReqMicros, 1),
-					ClientCPUMicros: round(sampled.ClientCPUSeconds/n*1e6, 1),
+				watched.cost = &result.Cost{
+					TargetCPUMicros: result.Round(sampled.TargetCPUPerReqMicros, 1),
+					ClientCPUMicros: result.Round(sampled.ClientCPUSeconds/n*1e6, 1),
 				}
 			}
 		}
@@ -271,14 +275,14 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 	}
 	var exit *exec.ExitError
 	if runErr != nil && (!errors.As(runErr, &exit) || exit.ExitCode() != thresholdsFailed) {
-		if got, err := LoadResult(summary); err == nil {
+		if got, err := result.LoadResult(summary); err == nil {
 			got.Err = fmt.Sprintf("k6 exited: %v", runErr)
 			r.annotate(got, j, summary, watched, all)
 			return got, res
 		}
 		return fail(fmt.Errorf("k6 run %s (target %s): %w", j.Scenario, j.Target, runErr)), nil
 	}
-	got, err := LoadResult(summary)
+	got, err := result.LoadResult(summary)
 	if err != nil {
 		return fail(fmt.Errorf("k6 run %s (target %s) wrote no result: %w", j.Scenario, j.Target, err)), nil
 	}
@@ -311,7 +315,7 @@ func (r *Runner) runContext(ctx context.Context) (context.Context, context.Cance
 // stopped is the result of a run the runner stopped, or nil: interrupted (ctx ended: Ctrl-C or
 // SIGTERM, and whatever k6 wrote is not a whole run) or past RUN_TIMEOUT (runCtx ended). how
 // says how the run was made (" split over 2 instances").
-func (r *Runner) stopped(ctx, runCtx context.Context, testid string, j Job, how string) *Result {
+func (r *Runner) stopped(ctx, runCtx context.Context, testid string, j Job, how string) *result.Result {
 	switch {
 	case ctx.Err() != nil:
 		return Failed(testid, j, fmt.Errorf("k6 run %s (target %s) interrupted: not measured", j.Scenario, j.Target))
@@ -328,7 +332,7 @@ func (r *Runner) stopped(ctx, runCtx context.Context, testid string, j Job, how 
 // k6 does not: the connections the upstream accepted and the requests it answered during it,
 // the concurrency its target offered and the TLS it negotiated when the stack verified it;
 // then judges it (Result.Judge) and writes the verdict into the file.
-func (r *Runner) annotate(got *Result, j Job, summary string, w *watch, all *float64) {
+func (r *Runner) annotate(got *result.Result, j Job, summary string, w *watch, all *float64) {
 	add := map[string]any{}
 	if n := r.Negotiated[j.Target][stack.Protocol(Requires(j))]; n != nil {
 		got.TLS = n
@@ -353,8 +357,8 @@ func (r *Runner) annotate(got *Result, j Job, summary string, w *watch, all *flo
 		add["cost"] = got.Cost
 	}
 	got.Judge()
-	add["valid"], add["invalid"] = got.Valid, nonNil(got.Invalid)
-	if err := addToFile(summary, add); err != nil {
+	add["valid"], add["invalid"] = got.Valid, result.NonNil(got.Invalid)
+	if err := result.AddToFile(summary, add); err != nil {
 		fmt.Fprintf(r.Stderr, "warning: %s: %v\n", summary, err)
 	}
 }
@@ -365,14 +369,14 @@ func (r *Runner) annotate(got *Result, j Job, summary string, w *watch, all *flo
 type watch struct {
 	upstream func(requests float64, route string) upstreamSeen
 	offered  *float64
-	outside  *OutsideLoad // set once the run's sampler stopped
-	cost     *Cost        // set once the requests are counted
+	outside  *result.OutsideLoad // set once the run's sampler stopped
+	cost     *result.Cost        // set once the requests are counted
 }
 
 // record sets on res what the watch saw of its run, all being every request k6 sent (nil: not
 // counted, and the upstream's figures not read): the upstream's connections and answers, and
 // the streams the target offered.
-func (w *watch) record(res *Result, all *float64) {
+func (w *watch) record(res *result.Result, all *float64) {
 	if w.upstream != nil && all != nil {
 		seen := w.upstream(*all, res.Route)
 		res.UpstreamConns = seen.conns

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"github.com/proxybench/proxybench/internal/result"
 	"os"
 	"path/filepath"
 	"slices"
@@ -75,13 +76,13 @@ func TestLoadResultSchema(t *testing.T) {
 	if err := os.WriteFile(p, []byte(`{"schema":2}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadResult(p); err == nil || !strings.Contains(err.Error(), "schema 2") {
+	if _, err := result.LoadResult(p); err == nil || !strings.Contains(err.Error(), "schema 2") {
 		t.Errorf("schema 2: error = %v", err)
 	}
 	if err := os.WriteFile(p, []byte(`{"schema":1,"target":"nginx","requests":10,"checks":{"passes":10,"fails":0},"valid":true}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r, err := LoadResult(p)
+	r, err := result.LoadResult(p)
 	if err != nil || r.Target != "nginx" || r.Checks.Passes != 10 || !r.Valid {
 		t.Errorf("LoadResult = %+v, %v", r, err)
 	}
@@ -90,12 +91,12 @@ func TestLoadResultSchema(t *testing.T) {
 func TestPrintTable(t *testing.T) {
 	t.Parallel()
 	n, rps := 2000.0, 4000.0
-	results := []*Result{
+	results := []*result.Result{
 		{
-			Schema: 1, Target: "direct", Requests: 2000, RPS: &rps, NewConnections: &n, Latency: Stats{P50: 1.5, P95: 3, P99: 150},
+			Schema: 1, Target: "direct", Requests: 2000, RPS: &rps, NewConnections: &n, Latency: result.Stats{P50: 1.5, P95: 3, P99: 150},
 			ProtosSeen: map[string]float64{"HTTP/2.0": 2000}, Valid: true,
-			UpstreamConns: &UpstreamConns{Opened: 2001, Requests: 2001, Per1k: 1000},
-			Cost:          &Cost{TargetCPUMicros: 412.4, ClientCPUMicros: 180},
+			UpstreamConns: &result.UpstreamConns{Opened: 2001, Requests: 2001, Per1k: 1000},
+			Cost:          &result.Cost{TargetCPUMicros: 412.4, ClientCPUMicros: 180},
 		},
 		{
 			Schema: 1, Target: "nginx", Requests: 1990, ProtosSeen: map[string]float64{"HTTP/2.0": 1980, "HTTP/1.1": 10},
@@ -129,19 +130,19 @@ func TestPrintTable(t *testing.T) {
 // run saw outside load; stalls and outside load are notes, never a reason the row is invalid.
 func TestPrintTableTimings(t *testing.T) {
 	t.Parallel()
-	gaps := func(p50, maxGap float64) map[string]Stats {
-		return map[string]Stats{"sse_first_event": {P50: 0.4}, "sse_event_gap": {P50: p50, Max: maxGap}}
+	gaps := func(p50, maxGap float64) map[string]result.Stats {
+		return map[string]result.Stats{"sse_first_event": {P50: 0.4}, "sse_event_gap": {P50: p50, Max: maxGap}}
 	}
-	results := []*Result{
+	results := []*result.Result{
 		{
 			Schema: 1, Target: "direct", Proto: "h1c", Requests: 12, Extra: gaps(150.5, 236.4), Valid: true,
 			Pacing:      &verdict.Pacing{Part: "event", Parts: "events", IntervalMS: 150, TogetherMS: 15, StallOverMS: 187.5, Responses: 12, Stalls: 1, TogetherHeld: 1},
-			OutsideLoad: &OutsideLoad{CPUShare: 0.51, Over: true},
+			OutsideLoad: &result.OutsideLoad{CPUShare: 0.51, Over: true},
 		},
 		{
 			Schema: 1, Target: "nginx", Proto: "h1c", Requests: 12, Extra: gaps(150.4, 151.2), Valid: true,
 			Pacing:      &verdict.Pacing{Part: "event", Parts: "events", IntervalMS: 150, TogetherMS: 15, StallOverMS: 187.5, Responses: 12},
-			OutsideLoad: &OutsideLoad{CPUShare: 0.04},
+			OutsideLoad: &result.OutsideLoad{CPUShare: 0.04},
 		},
 	}
 	var buf bytes.Buffer
@@ -206,7 +207,7 @@ func TestSkip(t *testing.T) {
 		if res.Err != "" {
 			t.Fatal(res.Err)
 		}
-		got, err := LoadResult(filepath.Join(r.ResultsDir, "id1", tc.file))
+		got, err := result.LoadResult(filepath.Join(r.ResultsDir, "id1", tc.file))
 		if err != nil {
 			t.Fatalf("%+v: %v", tc.job, err)
 		}
@@ -215,7 +216,7 @@ func TestSkip(t *testing.T) {
 			t.Errorf("%+v: saved %+v", tc.job, got)
 		}
 		var buf bytes.Buffer
-		PrintTable(&buf, tc.job.Scenario, []*Result{got})
+		PrintTable(&buf, tc.job.Scenario, []*result.Result{got})
 		out := buf.String()
 		for _, want := range []string{"no h3", "not run: " + tc.job.Target + " h3: " + tc.job.Target + " does not serve h3"} {
 			if !strings.Contains(out, want) {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/internal/sample"
 	"io"
 	"net"
 	"net/http"
@@ -57,27 +59,16 @@ func CheckSegments(scenario string, n int) error {
 	return nil
 }
 
-// fraction is i/n as k6 writes execution segment bounds: 0, 1/2, 1.
-func fraction(i, n int) string {
-	switch i {
-	case 0:
-		return "0"
-	case n:
-		return "1"
-	}
-	return fmt.Sprintf("%d/%d", i, n)
-}
-
 // SegmentArgs are the k6 flags of instance i (0-based) of n: its segment, and the sequence
 // of all n, so that each instance takes exactly its share of VUs and iterations and the
 // shares add up to the plan.
 func SegmentArgs(i, n int) []string {
 	seq := make([]string, n+1)
 	for k := range seq {
-		seq[k] = fraction(k, n)
+		seq[k] = result.SegmentBound(k, n)
 	}
 	return []string{
-		"--execution-segment", fraction(i, n) + ":" + fraction(i+1, n),
+		"--execution-segment", result.SegmentBound(i, n) + ":" + result.SegmentBound(i+1, n),
 		"--execution-segment-sequence", strings.Join(seq, ","),
 	}
 }
@@ -107,11 +98,11 @@ type segmentInstance struct {
 // VUs ready, each is resumed through PATCH /v1/status. Their results are merged (Merge) into
 // the cell's result file, and each instance's own is kept under segments/ beside it. n ≤ 1 is
 // Run.
-func (r *Runner) RunSegments(ctx context.Context, testid string, j Job, n int) *Result {
+func (r *Runner) RunSegments(ctx context.Context, testid string, j Job, n int) *result.Result {
 	if n <= 1 {
 		return r.Run(ctx, testid, j)
 	}
-	fail := func(err error) *Result { return Failed(testid, j, err) }
+	fail := func(err error) *result.Result { return Failed(testid, j, err) }
 	if err := CheckSegments(j.Scenario, n); err != nil {
 		return fail(err)
 	}
@@ -159,7 +150,7 @@ func (r *Runner) RunSegments(ctx context.Context, testid string, j Job, n int) *
 		return res
 	}
 
-	var loaded []*Instance
+	var loaded []*result.Instance
 	var missing []string
 	for _, in := range insts {
 		got, err := r.collectSegment(in, j, merged)
@@ -173,20 +164,20 @@ func (r *Runner) RunSegments(ctx context.Context, testid string, j Job, n int) *
 	if len(missing) > 0 {
 		return fail(fmt.Errorf("k6 run %s (target %s) split over %d instances: %s", j.Scenario, j.Target, n, strings.Join(missing, "; ")))
 	}
-	m, err := Merge(loaded)
+	m, err := result.Merge(loaded)
 	if err != nil {
 		return fail(err)
 	}
 	res := m.Result
 	var all float64
 	for _, in := range insts {
-		if c, err := AllRequests(in.summary); err == nil {
+		if c, err := sample.AllRequests(in.summary); err == nil {
 			all += c
 		}
 	}
 	watched.record(res, &all)
 	res.Judge()
-	if err := WriteMerged(merged, insts[0].summary, m); err != nil {
+	if err := result.WriteMerged(merged, insts[0].summary, m); err != nil {
 		return fail(fmt.Errorf("merged result of %s %s: %w", j.Scenario, j.Target, err))
 	}
 	return res
@@ -250,7 +241,7 @@ func (r *Runner) waitSegments(insts []*segmentInstance) {
 
 // collectSegment loads an instance's result once it has ended, with its histograms of the
 // measured scenario added to its file (nothing the merge uses lives only in memory).
-func (r *Runner) collectSegment(in *segmentInstance, j Job, merged string) (*Instance, error) {
+func (r *Runner) collectSegment(in *segmentInstance, j Job, merged string) (*result.Instance, error) {
 	var exit *exec.ExitError
 	runErr := in.err
 	if runErr != nil && errors.As(runErr, &exit) && exit.ExitCode() == thresholdsFailed {
@@ -270,15 +261,15 @@ func (r *Runner) collectSegment(in *segmentInstance, j Job, merged string) (*Ins
 		_ = os.Remove(in.hist) // now in the result itself
 	}
 	if len(add) > 0 {
-		if err := addToFile(in.summary, add); err != nil {
+		if err := result.AddToFile(in.summary, add); err != nil {
 			return nil, err
 		}
 	}
 	var all *float64
-	if c, err := AllRequests(in.summary); err == nil {
+	if c, err := sample.AllRequests(in.summary); err == nil {
 		all = &c
 	}
-	got, err := LoadInstance(in.summary)
+	got, err := result.LoadInstance(in.summary)
 	if err != nil {
 		return nil, err
 	}
@@ -311,7 +302,7 @@ func readHistograms(path, scenario string) (map[string]*histogram.Histogram, err
 		return nil, fmt.Errorf("histograms %s: %w", path, err)
 	}
 	if f.Schema != histogramsSchema {
-		return nil, fmt.Errorf("histograms %s: %s", path, SchemaMismatch("histograms", f.Schema, histogramsSchema))
+		return nil, fmt.Errorf("histograms %s: %s", path, result.SchemaMismatch("histograms", f.Schema, histogramsSchema))
 	}
 	suffix := "{scenario:" + scenario + "}"
 	out := map[string]*histogram.Histogram{}

@@ -3,6 +3,7 @@ package runner
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +18,7 @@ var wire = map[string]string{"h1": "HTTP/1.1", "h1c": "HTTP/1.1", "h2": "HTTP/2.
 // needs (Pingora and h2o 2.2 have no HTTP/3): a result with Skipped set, written beside
 // the others so that the table, `proxybench table` and any report show the row as "no h3"
 // instead of leaving the target out. serves are the target's protocols, for the reason.
-func (r *Runner) Skip(testid string, j Job, serves []string) *Result {
+func (r *Runner) Skip(testid string, j Job, serves []string) *result.Result {
 	need := Requires(j)
 	return r.skip(testid, j, "no "+need,
 		fmt.Sprintf("%s does not serve %s (it serves %s)", j.Target, need, strings.Join(serves, ", ")))
@@ -26,7 +27,7 @@ func (r *Runner) Skip(testid string, j Job, serves []string) *Result {
 // SkipMissing records a cell of a target that is not up, with why (the stack's state: "not
 // installed: how to add it" for an optional target no registry serves, "install failed: …",
 // "not verified: …"), so that every table says so under that label.
-func (r *Runner) SkipMissing(testid string, j Job, why string) *Result {
+func (r *Runner) SkipMissing(testid string, j Job, why string) *result.Result {
 	label := stack.Label(why)
 	if label == "" {
 		label = stack.LabelNotInstalled
@@ -34,12 +35,12 @@ func (r *Runner) SkipMissing(testid string, j Job, why string) *Result {
 	return r.skip(testid, j, label, why)
 }
 
-func (r *Runner) skip(testid string, j Job, label, reason string) *Result {
+func (r *Runner) skip(testid string, j Job, label, reason string) *result.Result {
 	need := Requires(j)
-	res := &Result{
+	res := &result.Result{
 		Schema: 1, TestID: testid, Scenario: j.Scenario, Mode: ModeOf(j.Scenario), Target: j.Target, Proto: j.Proto,
 		ExpectedProto: wire[need], Profile: r.Profile,
-		ProtosSeen: map[string]float64{}, Extra: map[string]Stats{}, Invalid: []string{},
+		ProtosSeen: map[string]float64{}, Extra: map[string]result.Stats{}, Invalid: []string{},
 		Skipped:    label,
 		SkipReason: reason,
 	}

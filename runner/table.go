@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
 	"io"
 	"slices"
 	"sort"
@@ -42,11 +43,11 @@ func (t *Table) Write(w io.Writer) error {
 
 // PrintTable writes one scenario's results side by side, one row per target (and protocol, for
 // probes). An invalid cell says why instead of hiding among the valid ones.
-func PrintTable(w io.Writer, title string, results []*Result) {
+func PrintTable(w io.Writer, title string, results []*result.Result) {
 	_ = resultsTable(title, results).Write(w) // the console: nothing to do on a failed write
 }
 
-func resultsTable(title string, results []*Result) *Table {
+func resultsTable(title string, results []*result.Result) *Table {
 	t := &Table{Title: title}
 	extras := extraKeys(results)
 	fresh, upstream, answered, cost := false, false, false, false
@@ -168,7 +169,7 @@ func resultsTable(title string, results []*Result) *Table {
 }
 
 // gapMax is the longest gap between parts, marked * when the run saw outside load.
-func gapMax(s Stats, ok bool, o *OutsideLoad) string {
+func gapMax(s result.Stats, ok bool, o *result.OutsideLoad) string {
 	if !ok {
 		return "-"
 	}
@@ -180,7 +181,7 @@ func gapMax(s Stats, ok bool, o *OutsideLoad) string {
 
 // timingNote says what a run's timing figures went through beside the target: the outside
 // load the machine saw, and a paced probe's stalls, which are figures and never a verdict.
-func timingNote(r *Result, proto string) string {
+func timingNote(r *result.Result, proto string) string {
 	var says []string
 	if r.OutsideLoad.Busy() {
 		says = append(says, fmt.Sprintf("* outside load: other processes used %.0f%% of the CPU during the run, so its timings are the machine's as much as the target's",
@@ -234,7 +235,7 @@ func seen(protos map[string]float64) string {
 	return strings.Join(parts, " ")
 }
 
-func extraKeys(results []*Result) []string {
+func extraKeys(results []*result.Result) []string {
 	set := map[string]bool{}
 	for _, r := range results {
 		for k := range r.Extra {

@@ -4,24 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
 	"io"
 	"net/http"
-	"os"
 	"time"
-
-	"github.com/proxybench/proxybench/stack"
 )
-
-// UpstreamConns is how many connections the upstream accepted while a run went on: behind a
-// proxy, the proxy's upstream connections; for direct, the client's own. Reused cells should
-// open next to none once warm; a proxy whose upstream pool is smaller than the requests it has
-// in flight opens and closes one for about every request it forwards, and measures its pool
-// policy instead of its proxying.
-type UpstreamConns struct {
-	Opened   float64 `json:"opened"`
-	Requests float64 `json:"requests"` // every request k6 sent (AllRequests): the counter spans the whole run
-	Per1k    float64 `json:"per_1k_requests"`
-}
 
 // upstreamReading is the upstream's counters at one time: the connections it accepted, and
 // the requests it answered per route over all its listeners (nil from an upstream without
@@ -88,7 +75,7 @@ func getJSON(ctx context.Context, c *http.Client, url string, v any) error {
 // upstreamSeen is what the upstream did while a run went on: the connections it accepted, and
 // the requests it answered on the run's route (nil: not read).
 type upstreamSeen struct {
-	conns    *UpstreamConns
+	conns    *result.UpstreamConns
 	answered *float64
 }
 
@@ -113,7 +100,7 @@ func (r *Runner) watchUpstream(ctx context.Context) func(requests float64, route
 			fmt.Fprintf(r.Stderr, "warning: no upstream counts for this run: %v\n", err)
 			return upstreamSeen{}
 		}
-		u := &UpstreamConns{Opened: float64(after.conns - before.conns - 1), Requests: requests}
+		u := &result.UpstreamConns{Opened: float64(after.conns - before.conns - 1), Requests: requests}
 		if requests > 0 {
 			u.Per1k = u.Opened * 1000 / requests
 		}
@@ -124,34 +111,4 @@ func (r *Runner) watchUpstream(ctx context.Context) func(requests float64, route
 		}
 		return seen
 	}
-}
-
-// addToFile adds fields to the result file at path, beside what k6 wrote (replaced atomically),
-// so that a report rebuilt from the files alone has them too.
-func addToFile(path string, fields map[string]any) error {
-	return patchJSON(path, path, nil, fields)
-}
-
-// patchJSON writes to dst the JSON object of src without the keys of drop and with fields set
-// over it, every other key kept as it was.
-func patchJSON(src, dst string, drop []string, fields map[string]any) error {
-	data, err := os.ReadFile(src)
-	if err != nil {
-		return err
-	}
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return fmt.Errorf("parse %s: %w", src, err)
-	}
-	for _, k := range drop {
-		delete(doc, k)
-	}
-	for k, v := range fields {
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return fmt.Errorf("%s: %w", k, err)
-		}
-		doc[k] = raw
-	}
-	return stack.WriteJSON(dst, doc)
 }

@@ -50,7 +50,7 @@ func TestWatchUpstream(t *testing.T) {
 		served   bool
 		answered *float64 // nil: not read
 	}{
-		{name: "the requests answered on the run's route, every listener", served: true, answered: f64(130)},
+		{name: "the requests answered on the run's route, every listener", served: true, answered: new(float64(130))},
 		{name: "an upstream without /debug/served: connections only", served: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

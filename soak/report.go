@@ -1,9 +1,9 @@
 package soak
 
 import (
+	"github.com/proxybench/proxybench/internal/sample"
 	"time"
 
-	"github.com/proxybench/proxybench/runner"
 	"github.com/proxybench/proxybench/stack"
 )
 
@@ -39,7 +39,7 @@ type Report struct {
 	Invalid     []string          `json:"k6_invalid,omitempty"`
 	Interrupted bool              `json:"interrupted,omitempty"`
 	Error       string            `json:"error,omitempty"`
-	Resources   *runner.Resources `json:"target_resources,omitempty"`
+	Resources   *sample.Resources `json:"target_resources,omitempty"`
 }
 
 // Process is a process the soak follows, with its whole tree.
@@ -62,7 +62,7 @@ type Sample struct {
 }
 
 // samplesOf are the runner's readings as soak.json holds them, keyed by role as followed.
-func samplesOf(in []runner.UsageSample) []Sample {
+func samplesOf(in []sample.UsageSample) []Sample {
 	var out []Sample // nil for none: soak.json says null then, as it always has
 	for _, s := range in {
 		smp := Sample{T: s.At.Seconds(), Procs: map[string]*Usage{}}

@@ -2,10 +2,9 @@ package soak
 
 import (
 	"encoding/json"
+	"github.com/proxybench/proxybench/internal/sample"
 	"testing"
 	"time"
-
-	"github.com/proxybench/proxybench/runner"
 )
 
 // The runner's readings become soak.json's samples: seconds since the sampler started, and
@@ -13,15 +12,15 @@ import (
 func TestSamplesOf(t *testing.T) {
 	tests := []struct {
 		name string
-		in   []runner.UsageSample
+		in   []sample.UsageSample
 		want string // soak.json's samples
 	}{
 		{"none", nil, `null`},
 		{
 			"a role missing",
-			[]runner.UsageSample{
-				{At: 1500 * time.Millisecond, Trees: map[string]runner.TreeReading{roleTarget: {RSSBytes: 4096, FDs: 7}}},
-				{At: 3 * time.Second, Trees: map[string]runner.TreeReading{}},
+			[]sample.UsageSample{
+				{At: 1500 * time.Millisecond, Trees: map[string]sample.TreeReading{roleTarget: {RSSBytes: 4096, FDs: 7}}},
+				{At: 3 * time.Second, Trees: map[string]sample.TreeReading{}},
 			},
 			`[{"t_s":1.5,"procs":{"target":{"rss_bytes":4096,"fds":7}}},{"t_s":3,"procs":{}}]`,
 		},

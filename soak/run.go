@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/internal/sample"
 	"io"
 	"path/filepath"
 	"strings"
@@ -39,7 +41,7 @@ func Run(ctx context.Context, r *runner.Runner, p Plan) error {
 	for _, pr := range procs {
 		pids[pr.Role] = pr.PID
 	}
-	sampler := runner.StartUsageSampler(p.Interval, pids)
+	sampler := sample.StartUsageSampler(p.Interval, pids)
 	defer func(prev func(int)) { r.OnStart = prev }(r.OnStart)
 	// k6's pid is known only once it runs: followed from then on, and named in soak.json
 	r.OnStart = func(pid int) {
@@ -68,7 +70,7 @@ func Run(ctx context.Context, r *runner.Runner, p Plan) error {
 // conclude judges the soak from the k6 run's result (at resultPath, ended exit seconds after
 // the sampler started) and the samples, prints the table to out and saves the report at path.
 // The error says every way the soak failed.
-func (r *Report) conclude(out io.Writer, res *runner.Result, resultPath string, exit float64, path string) error {
+func (r *Report) conclude(out io.Writer, res *result.Result, resultPath string, exit float64, path string) error {
 	var errs []error
 	if res.Err != "" || !res.Valid {
 		why := res.Err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/proxybench/proxybench/internal/result"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,7 +51,7 @@ func TestConclude(t *testing.T) {
 	)
 	tests := []struct {
 		name     string
-		res      runner.Result
+		res      result.Result
 		samples  []Sample
 		result   string // the k6 result file; "" for none
 		pass     bool
@@ -59,27 +60,27 @@ func TestConclude(t *testing.T) {
 	}{
 		{
 			"flat passes",
-			runner.Result{Valid: true, RPS: &rps},
+			result.Result{Valid: true, RPS: &rps},
 			flat, resultJSON, true, nil,
 			[]string{"nginx RSS MiB", "bounds:", "  nginx      RSS  20.0 MiB → 20.0 MiB, +0.0 MiB, within its bound", "soak passed: no process grew beyond its bound"},
 		},
 		{
 			"a leaking target fails",
-			runner.Result{Valid: true, Requests: 2.9e6, DurationS: 290},
+			result.Result{Valid: true, Requests: 2.9e6, DurationS: 290},
 			leaking, resultJSON, false,
 			[]string{"nginx (target) rss_mib: 58.0 MiB → 290.0 MiB, +232.0 MiB, beyond its bound of +46.5 MiB"},
 			[]string{"  nginx      RSS  58.0 MiB → 290.0 MiB, +232.0 MiB, beyond its bound of +46.5 MiB (+32 MiB + 25% of the baseline)  FAIL"},
 		},
 		{
 			"an invalid k6 run fails",
-			runner.Result{Invalid: []string{"thresholds failed", "late"}, RPS: &rps},
+			result.Result{Invalid: []string{"thresholds failed", "late"}, RPS: &rps},
 			flat, resultJSON, false,
 			[]string{"the k6 run is invalid (", "): thresholds failed; late"},
 			[]string{"  k6         fds"},
 		},
 		{
 			"no result: no verdict",
-			runner.Result{Err: "k6 exited: exit status 1"},
+			result.Result{Err: "k6 exited: exit status 1"},
 			flat, "", false,
 			[]string{"): k6 exited: exit status 1", "no verdict: open "},
 			[]string{"no verdict: "},

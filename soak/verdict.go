@@ -2,8 +2,7 @@ package soak
 
 import (
 	"fmt"
-
-	"github.com/proxybench/proxybench/runner"
+	"github.com/proxybench/proxybench/internal/result"
 )
 
 // A soak runs the stress profile's reused scenario against one target for many minutes, and
@@ -149,5 +148,5 @@ func boundsDoc() map[string]any {
 	}
 }
 
-// median is runner.Summarize's: the one median of the project's figures.
-func median(xs []float64) float64 { return runner.Summarize(xs).Median }
+// median is result.Summarize's: the one median of the project's figures.
+func median(xs []float64) float64 { return result.Summarize(xs).Median }

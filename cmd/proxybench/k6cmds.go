@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/proxybench/proxybench/internal/result"
 	"os"
 	"path/filepath"
 	"slices"
@@ -108,14 +109,14 @@ func cmdTable(_ context.Context, args []string) error {
 		return fmt.Errorf("no results in %s", args[0])
 	}
 	sort.Strings(files)
-	var results []*runner.Result
+	var results []*result.Result
 	var unread []string
 	profile, testid := "", filepath.Base(args[0])
 	for _, file := range files {
 		if filepath.Base(file) == report.BenchFile {
 			continue // the bench's own record: its runs are the files beside it
 		}
-		r, err := runner.LoadResult(file)
+		r, err := result.LoadResult(file)
 		if err != nil {
 			// one file that is no result (a note, k6's --summary-export) hides no other
 			unread = append(unread, err.Error())

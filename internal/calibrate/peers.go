@@ -1,9 +1,11 @@
-package runner
+package calibrate
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/proxybench/proxybench/internal/sample"
+	"github.com/proxybench/proxybench/runner"
 	"net"
 	"os/exec"
 	"regexp"
@@ -14,7 +16,7 @@ import (
 )
 
 // A Peer is a native load generator that `make calibrate` runs beside k6, on the same
-// connections and streams, to tell what our client costs per request (runner/install-peers.sh
+// connections and streams, to tell what our client costs per request (internal/calibrate/install-peers.sh
 // installs them). Neither verifies a body as k6 does; each must see every response a 2xx and
 // no error, or its run counts for nothing.
 type Peer struct {
@@ -166,19 +168,19 @@ type PeerRun struct {
 	Target    string
 	Requests  float64
 	Seconds   float64
-	Resources *Resources
+	Resources *sample.Resources
 	Err       string
 }
 
 // RunPeer runs p against a target (its pid sampled as RunSampled samples k6's runs) with the
 // runner's pinning.
-func (r *Runner) RunPeer(ctx context.Context, p Peer, target string, l PeerLoad, targetPID int) *PeerRun {
+func RunPeer(ctx context.Context, r *runner.Runner, p Peer, target string, l PeerLoad, targetPID int) *PeerRun {
 	run := &PeerRun{Peer: p, Target: target}
 	argv := append(slices.Clone(r.ClientPrefix), p.Argv(l)...)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
-	sampler, err := StartSampler(targetPID, 0)
+	sampler, err := sample.StartSampler(targetPID, 0)
 	if err != nil {
 		run.Err = err.Error()
 		return run

@@ -1,6 +1,7 @@
-// Package runner runs k6 scenarios against targets, one k6 process per target, and prints the
-// results side by side.
-package runner
+// Package result is the result file a scenario writes (scenarios/lib/summary.js) and the
+// runner completes: its Go types, reading it, its verdict (package verdict judges), and the
+// merge of a split run's instances.
+package result
 
 import (
 	"fmt"
@@ -135,7 +136,7 @@ func (r *Result) Judge() {
 	if r.Counts == nil {
 		return
 	}
-	r.Invalid = nonNil(verdict.Judge(r.run()))
+	r.Invalid = NonNil(verdict.Judge(r.run()))
 	r.Valid = len(r.Invalid) == 0
 }
 
@@ -181,5 +182,5 @@ func MarkInvalid(res *Result, path, why string) error {
 	if _, err := os.Stat(path); err != nil {
 		return nil //nolint:nilerr // no result file (k6 wrote none): res alone carries the verdict
 	}
-	return addToFile(path, map[string]any{"faults": res.Faults, "valid": res.Valid, "invalid": nonNil(res.Invalid)})
+	return AddToFile(path, map[string]any{"faults": res.Faults, "valid": res.Valid, "invalid": NonNil(res.Invalid)})
 }

@@ -1,10 +1,13 @@
-package runner
+package calibrate
 
 import (
 	"context"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/proxybench/proxybench/internal/sample"
+	"github.com/proxybench/proxybench/runner"
 )
 
 // Calibration is one client's run in `make calibrate`: k6 with our reused scenario, or a peer.
@@ -27,7 +30,7 @@ type Calibration struct {
 	Err    string  `json:"error,omitempty"`
 }
 
-func (c *Calibration) setCosts(rs *Resources) {
+func (c *Calibration) setCosts(rs *sample.Resources) {
 	if rs == nil || rs.Requests <= 0 || rs.ClientCPUSeconds <= 0 {
 		return
 	}
@@ -38,7 +41,7 @@ func (c *Calibration) setCosts(rs *Resources) {
 
 // CalibrationLabel is the client column of k6's calibration rows for a CLIENT value.
 func CalibrationLabel(client string) string {
-	if client == ClientK6 {
+	if client == runner.ClientK6 {
 		return "k6-http"
 	}
 	return "k6-native"
@@ -49,19 +52,19 @@ func (c *Calibration) IsK6() bool {
 	return strings.HasPrefix(c.Client, "k6-")
 }
 
-// Calibrate runs, one after the other, k6 with the reused scenario of j.Proto on each of
+// Run runs, one after the other, k6 with the reused scenario of j.Proto on each of
 // k6Clients (ClientNative, ClientK6) and each native peer of that protocol on the same load
 // against j.Target (its pid sampled as for any run), reversed on even rounds (j.Run) so that no
 // client always runs first. j.Env is k6's load (the same connections and streams as l, its
 // DURATION l's).
-func (r *Runner) Calibrate(ctx context.Context, testid string, j Job, l PeerLoad, pid int, k6Clients []string) []*Calibration {
+func Run(ctx context.Context, r *runner.Runner, testid string, j runner.Job, l PeerLoad, pid int, k6Clients []string) []*Calibration {
 	mode := "reused"
 	if l.Fresh {
 		mode = "fresh"
 	}
 	var clients []func() *Calibration
 	for _, client := range k6Clients {
-		clients = append(clients, func() *Calibration { return r.calibrateK6(ctx, testid, j, pid, client, mode) })
+		clients = append(clients, func() *Calibration { return calibrateK6(ctx, r, testid, j, pid, client, mode) })
 	}
 	for _, p := range Peers {
 		if p.Proto != j.Proto || p.Fresh != l.Fresh {
@@ -69,7 +72,7 @@ func (r *Runner) Calibrate(ctx context.Context, testid string, j Job, l PeerLoad
 		}
 		clients = append(clients, func() *Calibration {
 			fmt.Fprintf(r.Stderr, "calibrate: %s %s %s %s (round %d)\n", p.Name, mode, j.Proto, j.Target, j.Run)
-			pr := r.RunPeer(ctx, p, j.Target, l, pid)
+			pr := RunPeer(ctx, r, p, j.Target, l, pid)
 			c := &Calibration{Target: j.Target, Proto: j.Proto, Mode: mode, Client: p.Name, Round: j.Run, Requests: pr.Requests, Err: pr.Err}
 			if pr.Seconds > 0 {
 				c.RPS = pr.Requests / pr.Seconds
@@ -92,7 +95,7 @@ func (r *Runner) Calibrate(ctx context.Context, testid string, j Job, l PeerLoad
 }
 
 // calibrateK6 runs the scenario of mode (reused, fresh) and j.Proto with k6 on client.
-func (r *Runner) calibrateK6(ctx context.Context, testid string, j Job, pid int, client, mode string) *Calibration {
+func calibrateK6(ctx context.Context, r *runner.Runner, testid string, j runner.Job, pid int, client, mode string) *Calibration {
 	label := CalibrationLabel(client)
 	fmt.Fprintf(r.Stderr, "calibrate: %s %s-%s %s (round %d)\n", label, mode, j.Proto, j.Target, j.Run)
 	job := j

@@ -13,8 +13,8 @@ if ! command -v apt-get >/dev/null; then
 	echo "install-peers: no apt-get: install wrk $WRK_VERSION and h2load (nghttp2-client $NGHTTP2_VERSION) yourself" >&2
 	exit 1
 fi
-# shellcheck source=../proxies/apt-pinned.sh
-. ../proxies/apt-pinned.sh
+# shellcheck source=../../proxies/apt-pinned.sh
+. ../../proxies/apt-pinned.sh
 
 APT_PIDFILES="" apt_install_pinned wrk "wrk=$WRK_VERSION"
 APT_PIDFILES="" apt_install_pinned h2load "nghttp2-client=$NGHTTP2_VERSION"

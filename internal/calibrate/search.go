@@ -1,4 +1,4 @@
-package runner
+package calibrate
 
 // A Search finds the highest rate a target holds, as a load tester's adaptive controller does
 // (Nighthawk's, wrk2 users by hand): from First the rate is raised by Factor while each step

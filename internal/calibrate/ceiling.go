@@ -1,8 +1,9 @@
-package runner
+package calibrate
 
 import (
 	"context"
 	"fmt"
+	"github.com/proxybench/proxybench/runner"
 	"strconv"
 	"strings"
 )
@@ -35,12 +36,12 @@ type Ceiling struct {
 // and h2, on connections kept-alive connections: the bench's pool) against target, each rate for
 // seconds after a 1 s warm-up, and bisects once between the last rate held and the first not
 // held.
-func (r *Runner) OpenCeiling(ctx context.Context, testid, target, proto string, pid, seconds, connections int) *Ceiling {
+func OpenCeiling(ctx context.Context, r *runner.Runner, testid, target, proto string, pid, seconds, connections int) *Ceiling {
 	step := 0
 	try := func(rate int) (float64, string) {
 		step++
 		fmt.Fprintf(r.Stderr, "calibrate: open-model ceiling %s %s at %d req/s\n", proto, target, rate)
-		j := Job{Scenario: EqualLoad.Scenario, Target: target, Proto: proto, Run: step, Env: []string{
+		j := runner.Job{Scenario: runner.EqualLoad.Scenario, Target: target, Proto: proto, Run: step, Env: []string{
 			"RATE=" + strconv.Itoa(rate), "DURATION=" + strconv.Itoa(seconds) + "s", "WARMUP=1s",
 			"CONNECTIONS=" + strconv.Itoa(connections),
 		}}

@@ -1,4 +1,4 @@
-package runner
+package result
 
 import (
 	"encoding/json"
@@ -180,7 +180,7 @@ func (m *Merged) add(t *tally, in *Instance, i, n int) error {
 	}
 	m.Segments = append(m.Segments, SegmentSummary{
 		File: in.File, ClockOffsetMs: in.ClockOffsetMs, Requests: r.Requests,
-		Valid: r.Valid, Invalid: nonNil(r.Invalid),
+		Valid: r.Valid, Invalid: NonNil(r.Invalid),
 	})
 	if in.Segment == nil {
 		t.invalid = append(t.invalid, label+": its result has no segment part: the script did not run as an execution segment")
@@ -216,7 +216,7 @@ func (m *Merged) window(insts []*Instance, t *tally) error {
 	case "fresh":
 		out.DurationS = 0
 		if t.clockMax > t.clockMin {
-			out.DurationS = round((t.clockMax-t.clockMin)/1000, 3)
+			out.DurationS = Round((t.clockMax-t.clockMin)/1000, 3)
 		}
 	default:
 		for i, in := range insts[1:] {
@@ -230,7 +230,7 @@ func (m *Merged) window(insts []*Instance, t *tally) error {
 		counted -= *out.LateRequests
 	}
 	if out.DurationS > 0 && out.Mode != "probe" {
-		rps := round(counted/out.DurationS, 1)
+		rps := Round(counted/out.DurationS, 1)
 		out.RPS = &rps
 	}
 	return nil
@@ -259,13 +259,14 @@ func (m *Merged) stats(trend string) Stats {
 // max exact, the percentiles within histogram.RelErr.
 func statsOf(h *histogram.Histogram) Stats {
 	return Stats{
-		Avg: round(h.Mean(), 3), Min: round(h.Min(), 3), Max: round(h.Max(), 3),
-		P50: round(h.Quantile(0.5), 3), P90: round(h.Quantile(0.9), 3),
-		P95: round(h.Quantile(0.95), 3), P99: round(h.Quantile(0.99), 3),
+		Avg: Round(h.Mean(), 3), Min: Round(h.Min(), 3), Max: Round(h.Max(), 3),
+		P50: Round(h.Quantile(0.5), 3), P90: Round(h.Quantile(0.9), 3),
+		P95: Round(h.Quantile(0.95), 3), P99: Round(h.Quantile(0.99), 3),
 	}
 }
 
-func round(x float64, digits int) float64 {
+// Round rounds x to digits decimals, as the result file writes its figures.
+func Round(x float64, digits int) float64 {
 	f := math.Pow(10, float64(digits))
 	return math.Round(x*f) / f
 }
@@ -283,7 +284,8 @@ func addOpt(sum, v *float64, first bool) *float64 {
 	return &s
 }
 
-func nonNil(s []string) []string {
+// NonNil is s, or an empty list for nil: the result file writes "invalid": [], never null.
+func NonNil(s []string) []string {
 	if s == nil {
 		return []string{}
 	}
@@ -343,5 +345,16 @@ func WriteMerged(path, firstFile string, m *Merged) error {
 			drop = append(drop, k)
 		}
 	}
-	return patchJSON(firstFile, path, drop, fields)
+	return PatchJSON(firstFile, path, drop, fields)
+}
+
+// SegmentBound is i/n as k6 writes execution segment bounds: 0, 1/2, 1.
+func SegmentBound(i, n int) string {
+	switch i {
+	case 0:
+		return "0"
+	case n:
+		return "1"
+	}
+	return fmt.Sprintf("%d/%d", i, n)
 }
