@@ -26,8 +26,7 @@ func (k K6) portable(ctx context.Context, scenariosDir string, cells []engine.Ce
 			protos = []string{""} // a throughput scenario: its name says its protocol
 		}
 		for _, p := range protos {
-			job := runner.Job{Scenario: c.Scenario, Proto: p}
-			switch runner.Requires(job) {
+			switch runner.JobOf(c.Entry, "", p).Requires() {
 			case "h3":
 				return fmt.Errorf("MODE=cloud: %s over HTTP/3 runs on our k6/x/proxybench/http3, which k6 cloud's load generators do not have: use MODE=local (bin/k6 here, streamed to k6 cloud), or a private load zone or the k6-operator with our image (make k8s)", c.Scenario)
 			case "h1":

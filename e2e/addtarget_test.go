@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/proxybench/proxybench/internal/result"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proxybench/proxybench/internal/result"
 	"github.com/proxybench/proxybench/stack"
 )
 

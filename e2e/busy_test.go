@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"github.com/proxybench/proxybench/internal/result"
-	"github.com/proxybench/proxybench/internal/sample"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -13,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/internal/sample"
 	"github.com/proxybench/proxybench/stack"
 )
 

@@ -12,7 +12,6 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
-	"github.com/proxybench/proxybench/internal/result"
 	"net"
 	"net/http"
 	"os"
@@ -25,9 +24,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proxybench/proxybench/internal/result"
 	"github.com/proxybench/proxybench/observe"
 	"github.com/proxybench/proxybench/report"
 	"github.com/proxybench/proxybench/runner"
+	"github.com/proxybench/proxybench/scenarios"
 	"github.com/proxybench/proxybench/stack"
 )
 
@@ -234,7 +235,7 @@ func TestStackEndToEnd(t *testing.T) {
 		}
 	})
 
-	for _, sc := range append(append([]string{}, runner.Throughput...), probeNames()...) {
+	for _, sc := range append(names(runner.Throughput), names(runner.Probes)...) {
 		t.Run(sc, func(t *testing.T) {
 			testid := "e2e-" + sc
 			out, err := h.proxybench(t, "k6", "-scenario", sc, "-targets", "all", "-testid", testid)
@@ -257,7 +258,7 @@ func TestStackEndToEnd(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				need := runner.Requires(runner.Job{Scenario: sc, Proto: r.Proto})
+				need := runner.Job{Scenario: sc, Proto: r.Proto}.Requires()
 				if h.missing[r.Target] != "" {
 					// A target that is not up is a row saying why: an optional one not installed,
 					// with how to add it; one whose install failed (a registry moved), with why.
@@ -279,14 +280,6 @@ func TestStackEndToEnd(t *testing.T) {
 			}
 		})
 	}
-}
-
-func probeNames() []string {
-	var names []string
-	for _, p := range runner.Probes {
-		names = append(names, p.Scenario)
-	}
-	return names
 }
 
 // checkResult asserts what makes a cell valid, independently of the script's own verdict.
@@ -619,8 +612,8 @@ func TestBenchReport(t *testing.T) {
 	for _, m := range regexp.MustCompile(`(?m)^nginx +up +pid (\d+)`).FindAllStringSubmatch(out, -1) {
 		nginxPIDs[m[1]] = true
 	}
-	if len(nginxPIDs) < 1+2*2+len(probeNames()) {
-		t.Errorf("-restart: nginx ran on %d processes, want one per run (at least %d):\n%s", len(nginxPIDs), 1+2*2+len(probeNames()), out)
+	if len(nginxPIDs) < 1+2*2+len(runner.Probes) {
+		t.Errorf("-restart: nginx ran on %d processes, want one per run (at least %d):\n%s", len(nginxPIDs), 1+2*2+len(runner.Probes), out)
 	}
 
 	// The stack is down: every port bench used is free again, no pid of its state alive.
@@ -787,4 +780,13 @@ func checkCalibration(t *testing.T, b *report.Bench, dir string) {
 			t.Errorf("report.md does not say %q", want)
 		}
 	}
+}
+
+// names are the catalogue entries' names.
+func names(entries []scenarios.Scenario) []string {
+	out := make([]string, len(entries))
+	for i, e := range entries {
+		out[i] = e.Name
+	}
+	return out
 }

@@ -50,17 +50,17 @@ func TestProbeSamplesEndWithinTheirTimeout(t *testing.T) {
 	}
 	var cells []cell
 	for _, p := range runner.Probes {
-		for _, proto := range runner.ProbeProtos(p.Scenario) {
+		for _, proto := range p.Protos {
 			silent := "no answer within the sample's 10 s timeout"
-			if p.Scenario == "ws" {
+			if p.Name == "ws" {
 				silent = "no 101 within the sample's 10 s timeout"
 			}
-			cells = append(cells, cell{p.Scenario, proto, hangSilent, silent})
-			switch p.Scenario {
+			cells = append(cells, cell{p.Name, proto, hangSilent, silent})
+			switch p.Name {
 			case "stream", "sse":
-				cells = append(cells, cell{p.Scenario, proto, hangStall, "the body stopped before its end and had not ended within the sample's 10 s timeout"})
+				cells = append(cells, cell{p.Name, proto, hangStall, "the body stopped before its end and had not ended within the sample's 10 s timeout"})
 			case "ws":
-				cells = append(cells, cell{p.Scenario, proto, hangStall, "upgraded, then no message within the sample's 10 s timeout"})
+				cells = append(cells, cell{p.Name, proto, hangStall, "upgraded, then no message within the sample's 10 s timeout"})
 			}
 		}
 	}

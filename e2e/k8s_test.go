@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/proxybench/proxybench/internal/result"
 	"io"
 	"net"
 	"net/http"
@@ -21,10 +20,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/runner"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v3"
-
-	"github.com/proxybench/proxybench/runner"
 )
 
 // configMapLimit is Kubernetes' limit on a ConfigMap, which the k6-operator's docs repeat.
@@ -44,14 +43,14 @@ func (c k8sCase) name() string {
 // those needing our extensions alike, since the runners run bin/k6.
 func k8sCases() []k8sCase {
 	var cases []k8sCase
-	for _, sc := range runner.Throughput {
+	for _, sc := range names(runner.Throughput) {
 		cases = append(cases, k8sCase{scenario: sc, client: runner.ClientK6})
 		if strings.HasPrefix(sc, "reused-") && !strings.HasSuffix(sc, "-h3") {
 			cases = append(cases, k8sCase{scenario: sc, client: runner.ClientNative})
 		}
 	}
-	for _, p := range runner.Probes {
-		cases = append(cases, k8sCase{scenario: p.Scenario})
+	for _, p := range names(runner.Probes) {
+		cases = append(cases, k8sCase{scenario: p})
 	}
 	// a probe over another protocol than its default: PROTO reaches the runners too
 	return append(cases, k8sCase{scenario: "json", proto: "h1c"}, k8sCase{scenario: "ws", proto: "h1c"})

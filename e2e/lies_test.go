@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/proxybench/proxybench/internal/result"
 	"io"
 	"net/http"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proxybench/proxybench/internal/result"
 	"github.com/proxybench/proxybench/stack"
 )
 

@@ -2,13 +2,13 @@ package e2e
 
 import (
 	"fmt"
-	"github.com/proxybench/proxybench/internal/result"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/proxybench/proxybench/internal/result"
 	"github.com/proxybench/proxybench/stack"
 )
 

@@ -1,12 +1,12 @@
 package e2e
 
 import (
-	"github.com/proxybench/proxybench/internal/result"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/proxybench/proxybench/internal/result"
 	"github.com/proxybench/proxybench/stack"
 )
 

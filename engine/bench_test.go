@@ -6,14 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/proxybench/proxybench/internal/result"
-	"github.com/proxybench/proxybench/internal/sample"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/internal/sample"
 	"github.com/proxybench/proxybench/report"
 	"github.com/proxybench/proxybench/runner"
 	"github.com/proxybench/proxybench/stack"
@@ -71,8 +71,8 @@ func (f *fakeRunner) Sampled(_ context.Context, testid string, j runner.Job, tar
 	f.targets.runs[j.Target]++
 	rps := f.rps[j.Target]
 	res := &result.Result{
-		Schema: 1, TestID: testid, Scenario: j.Scenario, Target: j.Target, Mode: runner.ModeOf(j.Scenario),
-		Proto: runner.Requires(j), Profile: "smoke", DurationS: 1, Requests: rps, RPS: &rps,
+		Schema: 1, TestID: testid, Scenario: j.Scenario, Target: j.Target, Mode: j.Mode(),
+		Proto: j.Requires(), Profile: "smoke", DurationS: 1, Requests: rps, RPS: &rps,
 		ProtosSeen: map[string]float64{}, Extra: map[string]result.Stats{}, Valid: true, Invalid: []string{},
 	}
 	path, _ := f.ResultPath(testid, j)

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"github.com/proxybench/proxybench/internal/calibrate"
 	"io"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proxybench/proxybench/internal/calibrate"
 	"github.com/proxybench/proxybench/runner"
 	"github.com/proxybench/proxybench/stack"
 )

@@ -3,41 +3,47 @@ package engine
 import (
 	"context"
 	"fmt"
-	"github.com/proxybench/proxybench/internal/result"
 	"io"
 	"slices"
 	"strings"
 
+	"github.com/proxybench/proxybench/internal/result"
 	"github.com/proxybench/proxybench/runner"
+	"github.com/proxybench/proxybench/scenarios"
 )
 
 // A Cell is one scenario over its protocols against every target, as one table: what `make k6`
 // runs, a plan of one cell with no report.
 type Cell struct {
 	Scenario string
-	Protos   []string // probes only
+	Entry    scenarios.Scenario // its catalogue entry
+	Protos   []string           // probes only
 }
 
 // CellsFor is the cell of scenario, over proto when given (a probe's), or why there is none.
 func CellsFor(scenario, proto string) ([]Cell, error) {
-	if !runner.IsProbe(scenario) {
+	entry, ok := scenarios.Lookup(scenario)
+	if !ok {
+		return nil, fmt.Errorf("unknown SCENARIO %q: it is not in scenarios/catalogue.json", scenario)
+	}
+	if entry.Mode != scenarios.Probe {
 		if proto != "" {
 			var probes []string
 			for _, p := range runner.Probes {
-				probes = append(probes, p.Scenario)
+				probes = append(probes, p.Name)
 			}
 			return nil, fmt.Errorf("PROTO=%s: PROTO applies to the probes only (%s); %s names its protocol itself: leave PROTO empty", proto, strings.Join(probes, ", "), scenario)
 		}
-		return []Cell{{Scenario: scenario}}, nil
+		return []Cell{{Scenario: scenario, Entry: entry}}, nil
 	}
-	protos := runner.ProbeProtos(scenario)
+	protos := slices.Clone(entry.Protos)
 	if proto != "" {
 		if !slices.Contains(protos, proto) {
 			return nil, fmt.Errorf("unknown PROTO %q for probe %s: valid are %s (empty: each)", proto, scenario, strings.Join(protos, ", "))
 		}
 		protos = []string{proto}
 	}
-	return []Cell{{Scenario: scenario, Protos: protos}}, nil
+	return []Cell{{Scenario: scenario, Entry: entry, Protos: protos}}, nil
 }
 
 // CellRunner runs a cell's jobs, each over n k6 instances (execution segments) when n > 1.
@@ -70,10 +76,10 @@ func (c Cells) Run(ctx context.Context, cells []Cell, targets []string) []*resul
 				if ctx.Err() != nil {
 					return all
 				}
-				job := runner.Job{Scenario: cell.Scenario, Target: t, Proto: p}
+				job := runner.JobOf(cell.Entry, t, p)
 				if res := c.Served.NotRun(c.Runner, c.TestID, job); res != nil {
 					if c.Served.Missing[t] == "" {
-						fmt.Fprintf(c.Stderr, "\n>>> %s %s %s: not run, %s does not serve %s\n", cell.Scenario, p, t, t, runner.Requires(job))
+						fmt.Fprintf(c.Stderr, "\n>>> %s %s %s: not run, %s does not serve %s\n", cell.Scenario, p, t, t, job.Requires())
 					}
 					results = append(results, res)
 					continue

@@ -6,11 +6,11 @@ package engine
 
 import (
 	"context"
-	"github.com/proxybench/proxybench/internal/result"
-	"github.com/proxybench/proxybench/internal/sample"
 	"io"
 	"time"
 
+	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/internal/sample"
 	"github.com/proxybench/proxybench/report"
 	"github.com/proxybench/proxybench/runner"
 )

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/proxybench/proxybench/internal/calibrate"
-	"github.com/proxybench/proxybench/internal/result"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 
+	"github.com/proxybench/proxybench/internal/calibrate"
+	"github.com/proxybench/proxybench/internal/result"
 	"github.com/proxybench/proxybench/runner"
 )
 

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/proxybench/proxybench/internal/sample"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proxybench/proxybench/internal/sample"
 	"github.com/proxybench/proxybench/stack"
 )
 

@@ -32,12 +32,14 @@ type Job struct {
 func (p Plan) Matrix() []Job {
 	var jobs []Job
 	for _, sc := range runner.Throughput {
-		if !slices.Contains(p.Modes, runner.ModeOf(sc)) || !slices.Contains(p.Protos, runner.Requires(runner.Job{Scenario: sc})) {
+		if !slices.Contains(p.Modes, sc.Mode) || !slices.Contains(p.Protos, runner.JobOf(sc, "", "").Requires()) {
 			continue
 		}
 		for run := 1; run <= p.Runs; run++ {
 			for _, t := range p.Targets {
-				jobs = append(jobs, Job{Job: runner.Job{Scenario: sc, Target: t, Run: run}, Runs: p.Runs})
+				j := runner.JobOf(sc, t, "")
+				j.Run = run
+				jobs = append(jobs, Job{Job: j, Runs: p.Runs})
 			}
 		}
 	}
@@ -46,7 +48,7 @@ func (p Plan) Matrix() []Job {
 			for _, t := range p.Targets {
 				for _, proto := range pr.Protos {
 					if slices.Contains(p.Protos, proto) {
-						jobs = append(jobs, Job{Job: runner.Job{Scenario: pr.Scenario, Target: t, Proto: proto}, Runs: 1})
+						jobs = append(jobs, Job{Job: runner.JobOf(pr, t, proto), Runs: 1})
 					}
 				}
 			}
@@ -76,10 +78,9 @@ func (p Plan) EqualLoadJobs(sv Served, rates map[string]int) []Job {
 				if !sv.Serves(t, proto) {
 					continue
 				}
-				jobs = append(jobs, Job{Job: runner.Job{
-					Scenario: runner.EqualLoad.Scenario, Target: t, Proto: proto, Run: run,
-					Env: []string{"RATE=" + strconv.Itoa(rate)},
-				}, Runs: p.Runs})
+				j := runner.JobOf(runner.EqualLoad, t, proto)
+				j.Run, j.Env = run, []string{"RATE=" + strconv.Itoa(rate)}
+				jobs = append(jobs, Job{Job: j, Runs: p.Runs})
 			}
 		}
 	}

@@ -23,7 +23,7 @@ func progress(w io.Writer, i, n int, j runner.Job, runs int, t0 time.Time) {
 	}
 	proto := j.Proto
 	if proto == "" {
-		proto = runner.Requires(j)
+		proto = j.Requires()
 	}
 	run := max(j.Run, 1)
 	fmt.Fprintf(w, "\n[%d/%d] %s %s %s run %d/%d  elapsed %s  ETA %s\n", i, n, j.Scenario, proto, j.Target, run, runs, fmtDur(el), eta)

@@ -1,10 +1,10 @@
 package engine
 
 import (
-	"github.com/proxybench/proxybench/internal/result"
 	"maps"
 	"slices"
 
+	"github.com/proxybench/proxybench/internal/result"
 	"github.com/proxybench/proxybench/runner"
 	"github.com/proxybench/proxybench/stack"
 )
@@ -45,7 +45,7 @@ type Skipper interface {
 
 // Can tells whether j's target is up and serves the protocol j needs.
 func (s Served) Can(j runner.Job) bool {
-	return s.Serves(j.Target, runner.Requires(j))
+	return s.Serves(j.Target, j.Requires())
 }
 
 // NotRun is nil when j's target serves what j needs; else the recorded result that says why it

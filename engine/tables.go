@@ -2,17 +2,18 @@ package engine
 
 import (
 	"fmt"
-	"github.com/proxybench/proxybench/internal/result"
 	"io"
+	"slices"
 
+	"github.com/proxybench/proxybench/internal/result"
 	"github.com/proxybench/proxybench/runner"
 )
 
 // Scenarios are the matrix's scenarios in its order: throughput first, then the probes.
 func Scenarios() []string {
-	names := append([]string{}, runner.Throughput...)
-	for _, p := range runner.Probes {
-		names = append(names, p.Scenario)
+	var names []string
+	for _, s := range append(slices.Clone(runner.Throughput), runner.Probes...) {
+		names = append(names, s.Name)
 	}
 	return names
 }
@@ -24,7 +25,7 @@ func PrintTables(w io.Writer, results []*result.Result, profile, testid string) 
 		by[r.Scenario] = append(by[r.Scenario], r)
 	}
 	fmt.Fprintln(w, "\n######## proxybench results: client, proxies and upstream share this machine's CPUs (report/README.md)")
-	for _, sc := range append(Scenarios(), runner.EqualLoad.Scenario) {
+	for _, sc := range append(Scenarios(), runner.EqualLoad.Name) {
 		if rs := by[sc]; len(rs) > 0 {
 			runner.PrintTable(w, fmt.Sprintf("%s  (profile %s, testid %s)", sc, profile, testid), rs)
 		}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/proxybench/proxybench/internal/result"
 	"io"
 	"net"
 	"net/http"
@@ -19,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/proxybench/proxybench/internal/result"
 )
 
 // skipShort skips a test that needs what the fast tier (`make check`: go test -short) runs

@@ -1,11 +1,12 @@
 package observe
 
 import (
-	"github.com/proxybench/proxybench/internal/result"
-	"github.com/proxybench/proxybench/internal/sample"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/internal/sample"
 )
 
 func TestResourceLine(t *testing.T) {

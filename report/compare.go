@@ -2,11 +2,12 @@ package report
 
 import (
 	"fmt"
-	"github.com/proxybench/proxybench/internal/result"
 	"io"
 	"math"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/proxybench/proxybench/internal/result"
 )
 
 // SpreadFactor is how far a change must go to count as beyond the runs' spread: |B − A|

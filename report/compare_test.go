@@ -3,10 +3,11 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/proxybench/proxybench/internal/result"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/proxybench/proxybench/internal/result"
 )
 
 func TestDecide(t *testing.T) {

@@ -2,9 +2,10 @@ package report
 
 import (
 	"fmt"
-	"github.com/proxybench/proxybench/internal/result"
 	"slices"
 	"strings"
+
+	"github.com/proxybench/proxybench/internal/result"
 )
 
 // glance is the report's first screen, what a person sees in ten seconds: how many cells are

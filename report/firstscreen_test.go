@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
-	"github.com/proxybench/proxybench/internal/result"
-	"github.com/proxybench/proxybench/internal/sample"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/internal/sample"
 )
 
 // rowsText is a chart's rows as "target value · mark" lines, in order, with "|" for a bar.

@@ -2,11 +2,12 @@ package report
 
 import (
 	"bytes"
-	"github.com/proxybench/proxybench/internal/calibrate"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/proxybench/proxybench/internal/calibrate"
 )
 
 // TestMarkdownRows renders the synthetic bench and looks for the rows its known inputs give,

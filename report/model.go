@@ -10,9 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/proxybench/proxybench/internal/calibrate"
-	"github.com/proxybench/proxybench/internal/result"
-	"github.com/proxybench/proxybench/internal/sample"
 	"io"
 	"io/fs"
 	"math"
@@ -25,6 +22,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proxybench/proxybench/internal/calibrate"
+	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/internal/sample"
 	"github.com/proxybench/proxybench/runner"
 	"github.com/proxybench/proxybench/stack"
 	"github.com/proxybench/proxybench/verdict"
@@ -228,7 +228,7 @@ func (b *Bench) add(file string, rf *runFile, res *sample.Resources) {
 	}
 	proto := r.Proto
 	if proto == "" {
-		proto = runner.Requires(runner.Job{Scenario: r.Scenario})
+		proto = runner.Job{Scenario: r.Scenario}.Requires()
 	}
 	c := b.cell(r.Scenario, r.Target, proto)
 	if c.Mode == "" {
@@ -441,12 +441,12 @@ func MeanResources(rs []*sample.Resources) *sample.Resources {
 // Scenario and protocol order of the report: the matrix's.
 func scenarioRank(s string) int {
 	for i, t := range runner.Throughput {
-		if t == s {
+		if t.Name == s {
 			return i
 		}
 	}
 	for i, p := range runner.Probes {
-		if p.Scenario == s {
+		if p.Name == s {
 			return len(runner.Throughput) + i
 		}
 	}

@@ -2,9 +2,10 @@ package report
 
 import (
 	"fmt"
+	"time"
+
 	"github.com/proxybench/proxybench/internal/result"
 	"github.com/proxybench/proxybench/internal/sample"
-	"time"
 )
 
 // synthBench is a bench with known inputs: direct, nginx, caddy and envoy; h1 and h2 (and h3,

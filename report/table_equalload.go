@@ -2,11 +2,12 @@ package report
 
 import (
 	"fmt"
-	"github.com/proxybench/proxybench/internal/result"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/proxybench/proxybench/internal/result"
 )
 
 // equalLoadLines: per protocol of the equal-load pass, every target's p99 at the same offered

@@ -1,10 +1,10 @@
 package report
 
 import (
-	"github.com/proxybench/proxybench/internal/result"
 	"strings"
 	"testing"
 
+	"github.com/proxybench/proxybench/internal/result"
 	"github.com/proxybench/proxybench/verdict"
 )
 

@@ -2,10 +2,11 @@ package report
 
 import (
 	"fmt"
-	"github.com/proxybench/proxybench/internal/sample"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/proxybench/proxybench/internal/sample"
 )
 
 func resourcesTable(b *Bench) table {

@@ -2,9 +2,10 @@ package report
 
 import (
 	"fmt"
-	"github.com/proxybench/proxybench/internal/result"
 	"slices"
 	"strconv"
+
+	"github.com/proxybench/proxybench/internal/result"
 )
 
 // validText is a cell's "valid" column: yes, NO, the missing protocol, and how many runs

@@ -6,13 +6,8 @@ import (
 	"github.com/proxybench/proxybench/scenarios"
 )
 
-// A Family is scenarios of one kind with the protocols each runs over.
-type Family struct {
-	Scenario string
-	Protos   []string
-}
-
-// The matrix, from the catalogue (scenarios/catalogue.json), in its order.
+// The matrix, from the catalogue (scenarios/catalogue.json), in its order, each scenario with
+// its entry.
 //
 // Throughput scenarios: protocol × connection pattern; the h3 ones run through
 // k6/x/proxybench/http3. Probes: each sampled over each of its protocols (WebSocket upgrades are
@@ -28,9 +23,8 @@ var (
 var catalogued = matrix()
 
 type families struct {
-	throughput []string
-	probes     []Family
-	equalLoad  Family
+	throughput, probes []scenarios.Scenario
+	equalLoad          scenarios.Scenario
 }
 
 func matrix() families {
@@ -38,26 +32,14 @@ func matrix() families {
 	for _, s := range scenarios.All() {
 		switch {
 		case s.Throughput():
-			f.throughput = append(f.throughput, s.Name)
+			f.throughput = append(f.throughput, s)
 		case s.Mode == scenarios.Probe:
-			f.probes = append(f.probes, Family{s.Name, s.Protos})
+			f.probes = append(f.probes, s)
 		case s.Mode == scenarios.EqualLoad:
-			f.equalLoad = Family{s.Name, s.Protos}
+			f.equalLoad = s
 		}
 	}
 	return f
-}
-
-// Requires is the protocol a cell needs its target to serve: the probe's PROTO, or the one a
-// throughput scenario runs over (reused-h3 → h3).
-func Requires(j Job) string {
-	if j.Proto != "" {
-		return j.Proto
-	}
-	if s, ok := scenarios.Lookup(j.Scenario); ok && len(s.Protos) == 1 {
-		return s.Protos[0]
-	}
-	return ""
 }
 
 // IsProbe tells a probe scenario from a throughput one.
@@ -86,10 +68,18 @@ func ModeOf(scenario string) string {
 // of several protocols the protocol too (json-h1c), as k6's proto tag is HTTP/1.1 for h1 and
 // h1c alike.
 func K6Scenario(scenario, proto string) string {
-	if s, ok := scenarios.Lookup(scenario); ok && proto != "" && len(s.Protos) > 1 {
-		return scenario + "-" + proto
+	s, ok := scenarios.Lookup(scenario)
+	if !ok {
+		return scenario
 	}
-	return scenario
+	return k6Scenario(s, proto)
+}
+
+func k6Scenario(s scenarios.Scenario, proto string) string {
+	if proto != "" && len(s.Protos) > 1 {
+		return s.Name + "-" + proto
+	}
+	return s.Name
 }
 
 // EqualLoadMode is the mode of the equal-load pass's results.

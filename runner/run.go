@@ -6,8 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/proxybench/proxybench/internal/result"
-	"github.com/proxybench/proxybench/internal/sample"
 	"io"
 	"os"
 	"os/exec"
@@ -17,6 +15,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/internal/sample"
+	"github.com/proxybench/proxybench/scenarios"
 	"github.com/proxybench/proxybench/settings"
 	"github.com/proxybench/proxybench/stack"
 	"github.com/proxybench/proxybench/verdict"
@@ -110,14 +111,48 @@ func (r *Runner) command(env []string) []string {
 // Job is one cell: a scenario against one target, and for probes the protocol.
 type Job struct {
 	Scenario string
-	Target   string
-	Proto    string // probes and equal-load: h1, h1c, h2, h3
+	// Entry is the scenario's catalogue entry (its mode, route, protocols), resolved once where
+	// the job is made (JobOf) or when it is run, and read from then on.
+	Entry  scenarios.Scenario
+	Target string
+	Proto  string // probes and equal-load: h1, h1c, h2, h3
 	// Run is the repeat number of a cell run more than once: run 1 (or 0) writes
 	// <name>.json, run N > 1 <name>.runN.json, beside it.
 	Run int
 	// Env is added to k6's environment (RATE=… for equal-load, the web dashboard's variables).
 	Env []string
 }
+
+// JobOf is a job of the catalogue's scenario s.
+func JobOf(s scenarios.Scenario, target, proto string) Job {
+	return Job{Scenario: s.Name, Entry: s, Target: target, Proto: proto}
+}
+
+// resolved is j with its catalogue entry, looked up now when it was made without one.
+func (j Job) resolved() Job {
+	if j.Entry.Name != j.Scenario {
+		j.Entry, _ = scenarios.Lookup(j.Scenario)
+	}
+	return j
+}
+
+// Mode is the mode of the job's scenario: reused, fresh, probe or equal-load.
+func (j Job) Mode() string { return j.resolved().Entry.Mode }
+
+// Requires is the protocol the job needs its target to serve: the probe's PROTO, or the one a
+// throughput scenario runs over (reused-h3 → h3).
+func (j Job) Requires() string {
+	if j.Proto != "" {
+		return j.Proto
+	}
+	if e := j.resolved().Entry; len(e.Protos) == 1 {
+		return e.Protos[0]
+	}
+	return ""
+}
+
+// K6Scenario is the name of the job's measured k6 scenario (K6Scenario).
+func (j Job) K6Scenario() string { return k6Scenario(j.resolved().Entry, j.Proto) }
 
 func (j Job) name() string {
 	n := j.Scenario + "-" + j.Target
@@ -180,7 +215,7 @@ func (r *Runner) godebug(j Job) []string {
 	if j.H1OverTLS() {
 		g = append(g, "http2client=0")
 	}
-	if n := r.Negotiated[j.Target][stack.Protocol(Requires(j))]; n != nil && n.Group != "" && !strings.Contains(strings.ToUpper(n.Group), "MLKEM") {
+	if n := r.Negotiated[j.Target][stack.Protocol(j.Requires())]; n != nil && n.Group != "" && !strings.Contains(strings.ToUpper(n.Group), "MLKEM") {
 		g = append(g, "tlsmlkem=0")
 	}
 	return g
@@ -197,7 +232,7 @@ func (r *Runner) Run(ctx context.Context, testid string, j Job) *result.Result {
 // Failed is the result of a run that measured nothing: err says why. It is invalid, and filed
 // under its scenario's mode like any other run, so that its cell keeps its row.
 func Failed(testid string, j Job, err error) *result.Result {
-	return &result.Result{TestID: testid, Scenario: j.Scenario, Mode: ModeOf(j.Scenario), Target: j.Target, Proto: j.Proto, Err: err.Error()}
+	return &result.Result{TestID: testid, Scenario: j.Scenario, Mode: j.Mode(), Target: j.Target, Proto: j.Proto, Err: err.Error()}
 }
 
 // RunSampled runs one cell as Run does and, when targetPID > 0, samples what it cost while k6
@@ -206,6 +241,7 @@ func Failed(testid string, j Job, err error) *result.Result {
 // (AllRequests). Resources are nil when there was no target pid, the sampler could not start
 // (a warning goes to Stderr) or k6 wrote no result to count requests from.
 func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID int) (*result.Result, *sample.Resources) {
+	j = j.resolved()
 	fail := func(err error) *result.Result { return Failed(testid, j, err) }
 	summary, script, err := r.prepare(testid, j, "")
 	if err != nil {
@@ -334,7 +370,7 @@ func (r *Runner) stopped(ctx, runCtx context.Context, testid string, j Job, how 
 // then judges it (Result.Judge) and writes the verdict into the file.
 func (r *Runner) annotate(got *result.Result, j Job, summary string, w *watch, all *float64) {
 	add := map[string]any{}
-	if n := r.Negotiated[j.Target][stack.Protocol(Requires(j))]; n != nil {
+	if n := r.Negotiated[j.Target][stack.Protocol(j.Requires())]; n != nil {
 		got.TLS = n
 		add["tls"] = n
 	}
@@ -393,7 +429,7 @@ func (w *watch) record(res *result.Result, all *float64) {
 // that the probe's own connection (to the upstream itself, for direct) is not counted as the run's.
 func (r *Runner) watchRun(ctx context.Context, j Job) *watch {
 	w := &watch{}
-	if proto := stack.Protocol(Requires(j)); r.OfferedStreams != nil && (proto == stack.H2 || proto == stack.H3) {
+	if proto := stack.Protocol(j.Requires()); r.OfferedStreams != nil && (proto == stack.H2 || proto == stack.H3) {
 		n, err := r.OfferedStreams(ctx, j.Target, proto)
 		if err != nil {
 			fmt.Fprintf(r.Stderr, "warning: %s %s: the streams per connection the target offers not read: %v\n", j.Scenario, j.Target, err)

@@ -2,13 +2,13 @@ package runner
 
 import (
 	"bytes"
-	"github.com/proxybench/proxybench/internal/result"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/proxybench/proxybench/internal/result"
 	"github.com/proxybench/proxybench/stack"
 	"github.com/proxybench/proxybench/verdict"
 )
@@ -176,15 +176,15 @@ func TestRequires(t *testing.T) {
 		{Job{Scenario: "ws", Target: "nginx", Proto: "h1c"}, "h1c"},
 	}
 	for _, tc := range tests {
-		if got := Requires(tc.job); got != tc.want {
-			t.Errorf("Requires(%+v) = %q, want %q", tc.job, got, tc.want)
+		if got := tc.job.Requires(); got != tc.want {
+			t.Errorf("%+v.Requires() = %q, want %q", tc.job, got, tc.want)
 		}
 	}
 	// every cell of the matrix needs a protocol the stack knows
 	known := []string{"h1", "h1c", "h2", "h3"}
 	for _, sc := range Throughput {
-		if need := Requires(Job{Scenario: sc}); !slices.Contains(known, need) {
-			t.Errorf("%s requires %q", sc, need)
+		if need := JobOf(sc, "nginx", "").Requires(); !slices.Contains(known, need) {
+			t.Errorf("%s requires %q", sc.Name, need)
 		}
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/proxybench/proxybench/internal/result"
-	"github.com/proxybench/proxybench/internal/sample"
 	"io"
 	"net"
 	"net/http"
@@ -23,6 +21,8 @@ import (
 	"time"
 
 	"github.com/proxybench/proxybench/extensions/histogram"
+	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/internal/sample"
 )
 
 // ParseSegments checks SEGMENTS, the number of k6 instances one run is split over; empty is 1.
@@ -53,7 +53,7 @@ func CheckSegments(scenario string, n int) error {
 	if n <= 1 {
 		return nil
 	}
-	if IsProbe(scenario) || scenario == EqualLoad.Scenario {
+	if IsProbe(scenario) || scenario == EqualLoad.Name {
 		return fmt.Errorf("SEGMENTS=%d: %s runs one VU, which cannot be split over k6 instances: run it with SEGMENTS=1 (or none); reused-* and fresh-* split", n, scenario)
 	}
 	return nil
@@ -102,6 +102,7 @@ func (r *Runner) RunSegments(ctx context.Context, testid string, j Job, n int) *
 	if n <= 1 {
 		return r.Run(ctx, testid, j)
 	}
+	j = j.resolved()
 	fail := func(err error) *result.Result { return Failed(testid, j, err) }
 	if err := CheckSegments(j.Scenario, n); err != nil {
 		return fail(err)
@@ -254,7 +255,7 @@ func (r *Runner) collectSegment(in *segmentInstance, j Job, merged string) (*res
 		return nil, fmt.Errorf("wrote no result: %w", err)
 	}
 	add := map[string]any{}
-	if h, err := readHistograms(in.hist, K6Scenario(j.Scenario, j.Proto)); err != nil {
+	if h, err := readHistograms(in.hist, j.K6Scenario()); err != nil {
 		fmt.Fprintf(r.Stderr, "warning: %s: %v\n", in.summary, err)
 	} else {
 		add["histograms"] = h

@@ -3,11 +3,11 @@ package runner
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/proxybench/proxybench/internal/result"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/proxybench/proxybench/internal/result"
 	"github.com/proxybench/proxybench/stack"
 )
 
@@ -19,7 +19,7 @@ var wire = map[string]string{"h1": "HTTP/1.1", "h1c": "HTTP/1.1", "h2": "HTTP/2.
 // the others so that the table, `proxybench table` and any report show the row as "no h3"
 // instead of leaving the target out. serves are the target's protocols, for the reason.
 func (r *Runner) Skip(testid string, j Job, serves []string) *result.Result {
-	need := Requires(j)
+	need := j.Requires()
 	return r.skip(testid, j, "no "+need,
 		fmt.Sprintf("%s does not serve %s (it serves %s)", j.Target, need, strings.Join(serves, ", ")))
 }
@@ -36,9 +36,9 @@ func (r *Runner) SkipMissing(testid string, j Job, why string) *result.Result {
 }
 
 func (r *Runner) skip(testid string, j Job, label, reason string) *result.Result {
-	need := Requires(j)
+	need := j.Requires()
 	res := &result.Result{
-		Schema: 1, TestID: testid, Scenario: j.Scenario, Mode: ModeOf(j.Scenario), Target: j.Target, Proto: j.Proto,
+		Schema: 1, TestID: testid, Scenario: j.Scenario, Mode: j.Mode(), Target: j.Target, Proto: j.Proto,
 		ExpectedProto: wire[need], Profile: r.Profile,
 		ProtosSeen: map[string]float64{}, Extra: map[string]result.Stats{}, Invalid: []string{},
 		Skipped:    label,

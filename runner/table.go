@@ -2,13 +2,13 @@ package runner
 
 import (
 	"fmt"
-	"github.com/proxybench/proxybench/internal/result"
 	"io"
 	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/proxybench/proxybench/internal/result"
 	"github.com/proxybench/proxybench/scenarios"
 )
 

@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/proxybench/proxybench/internal/result"
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/proxybench/proxybench/internal/result"
 )
 
 // upstreamReading is the upstream's counters at one time: the connections it accepted, and

@@ -1,9 +1,9 @@
 package soak
 
 import (
-	"github.com/proxybench/proxybench/internal/sample"
 	"time"
 
+	"github.com/proxybench/proxybench/internal/sample"
 	"github.com/proxybench/proxybench/stack"
 )
 

@@ -2,9 +2,10 @@ package soak
 
 import (
 	"encoding/json"
-	"github.com/proxybench/proxybench/internal/sample"
 	"testing"
 	"time"
+
+	"github.com/proxybench/proxybench/internal/sample"
 )
 
 // The runner's readings become soak.json's samples: seconds since the sampler started, and

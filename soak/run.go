@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/proxybench/proxybench/internal/result"
-	"github.com/proxybench/proxybench/internal/sample"
 	"io"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/internal/sample"
 	"github.com/proxybench/proxybench/runner"
 	"github.com/proxybench/proxybench/stack"
 )

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/proxybench/proxybench/internal/result"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proxybench/proxybench/internal/result"
 	"github.com/proxybench/proxybench/runner"
 )
 

@@ -2,6 +2,7 @@ package soak
 
 import (
 	"fmt"
+
 	"github.com/proxybench/proxybench/internal/result"
 )
 

@@ -3,9 +3,10 @@ package calibrate
 import (
 	"context"
 	"fmt"
-	"github.com/proxybench/proxybench/runner"
 	"strconv"
 	"strings"
+
+	"github.com/proxybench/proxybench/runner"
 )
 
 // The open-model ladder of `make calibrate`: the client's p99 unloaded (at ceilingUnloaded
@@ -41,10 +42,11 @@ func OpenCeiling(ctx context.Context, r *runner.Runner, testid, target, proto st
 	try := func(rate int) (float64, string) {
 		step++
 		fmt.Fprintf(r.Stderr, "calibrate: open-model ceiling %s %s at %d req/s\n", proto, target, rate)
-		j := runner.Job{Scenario: runner.EqualLoad.Scenario, Target: target, Proto: proto, Run: step, Env: []string{
+		j := runner.JobOf(runner.EqualLoad, target, proto)
+		j.Run, j.Env = step, []string{
 			"RATE=" + strconv.Itoa(rate), "DURATION=" + strconv.Itoa(seconds) + "s", "WARMUP=1s",
 			"CONNECTIONS=" + strconv.Itoa(connections),
-		}}
+		}
 		res, _ := r.RunSampled(ctx, testid, j, pid)
 		switch {
 		case res.Err != "":

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/proxybench/proxybench/internal/sample"
-	"github.com/proxybench/proxybench/runner"
 	"net"
 	"os/exec"
 	"regexp"
@@ -13,6 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/proxybench/proxybench/internal/sample"
+	"github.com/proxybench/proxybench/runner"
 )
 
 // A Peer is a native load generator that `make calibrate` runs beside k6, on the same
