@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/proxybench/proxybench/internal/result"
-	"github.com/proxybench/proxybench/internal/sample"
 	"github.com/proxybench/proxybench/stack"
+	"github.com/proxybench/proxybench/verdict"
 )
 
 // TestTimingRulesOnABusyMachine proves the probes' timing rules tell a busy machine from a
@@ -56,7 +56,7 @@ func TestTimingRulesOnABusyMachine(t *testing.T) {
 				t.Logf("outside load %.0f%% of the CPU, %v stalled responses of %v", r.OutsideLoad.CPUShare*100, stalls(r), r.Requests)
 				if !r.OutsideLoad.Over {
 					t.Errorf("outside load %.0f%% of the CPU with a burner on one of %d: want it over %.0f%%",
-						r.OutsideLoad.CPUShare*100, runtime.NumCPU(), sample.OutsideLoadShare*100)
+						r.OutsideLoad.CPUShare*100, runtime.NumCPU(), verdict.OutsideLoadShare*100)
 				}
 				if len(tc.want) == 0 {
 					if err != nil || !r.Valid {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/proxybench/proxybench/internal/result"
 	"github.com/proxybench/proxybench/internal/sample"
+	"github.com/proxybench/proxybench/verdict"
 )
 
 // synthBench is a bench with known inputs: direct, nginx, caddy and envoy; h1 and h2 (and h3,
@@ -26,7 +27,7 @@ func synthBench() *Bench {
 		r.PerRequest(reqs)
 		r.ClientCPUSeconds, r.ClientCPUs = client*26, 2
 		r.ClientCPUUtil, r.ClientCPUShare = client, 0.7
-		r.ClientBound = client >= sample.ClientBoundUtil && r.ClientCPUShare >= sample.ClientBoundShare
+		r.ClientBound = client >= verdict.ClientBoundUtil && r.ClientCPUShare >= verdict.ClientBoundShare
 		return r
 	}
 	// reused: req/s per run for each target and protocol.
@@ -128,6 +129,7 @@ func synthBench() *Bench {
 		e := EqualLoadCell{Target: t, Proto: "h1", RateRPS: 2000, Requests: 20000, P50: 0.5, P99: 2, P999: 5, Valid: true, File: "equal-h1-" + t + ".json"}
 		if t == "caddy" {
 			e.Dropped, e.Requests = 37, 19963
+			e.Overload = verdict.Overload(verdict.Run{Mode: "equal-load", Dropped: 37, Requests: 19963, Plan: verdict.Plan{Rate: 2000, PerIteration: 1}})
 		}
 		b.AddEqualLoad(e)
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/proxybench/proxybench/internal/result"
-	"github.com/proxybench/proxybench/internal/sample"
 	"github.com/proxybench/proxybench/scenarios"
+	"github.com/proxybench/proxybench/verdict"
 )
 
 // extraMedian is the median over the valid runs of an extra trend's p50, "—" without one.
@@ -81,7 +81,7 @@ func busy(c *Cell) bool {
 // busyNote explains the * of a figure measured under outside load.
 func busyNote() string {
 	return fmt.Sprintf("* measured while processes other than the client, the target and the upstream used more than %.0f%% of the CPU: "+
-		"the figure is the machine's as much as the target's.", sample.OutsideLoadShare*100)
+		"the figure is the machine's as much as the target's.", verdict.OutsideLoadShare*100)
 }
 
 // wide lays cells of the given scenarios out as one row per target and one column per

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/proxybench/proxybench/internal/sample"
+	"github.com/proxybench/proxybench/verdict"
 )
 
 func resourcesTable(b *Bench) table {
@@ -16,7 +16,7 @@ func resourcesTable(b *Bench) table {
 			"deltas over the cell, per request the client sent (warm-up included, as the CPU is); RSS summed over the tree. " +
 			fmt.Sprintf("Client CPU, while k6's load ran (from 10%% to 90%% of its CPU time: start-up, setup() and the summary left out): what k6 used of the CPU it could have had (its own use plus what stayed idle on its CPUs, which it shares with the target and the upstream unless pinned), "+
 				"then its share of all the CPU used there (the two percentages of the client CPU column). At ≥ %.0f%% and ≥ %.0f%% (nothing left idle, and k6 the main user) the cell is flagged client-bound: a cheaper client would have left the target more CPU, so its req/s is the client's ceiling, not the target's.",
-				sample.ClientBoundUtil*100, sample.ClientBoundShare*100),
+				verdict.ClientBoundUtil*100, verdict.ClientBoundShare*100),
 		Head:  []string{"scenario", "target", "CPU µs/request", "target CPU s", "peak RSS MiB", "mean RSS MiB", "client CPU", "client-bound"},
 		Empty: "No resource samples in this bench (rebuilt from the result files alone, or sampling was off).",
 	}
@@ -47,11 +47,6 @@ func resourcesTable(b *Bench) table {
 	}
 	return t
 }
-
-// ClientHeavy is the ratio of the client's CPU to the target's while the load ran
-// (Resources.ClientOverTarget) from which a fresh cell is flagged client-heavy: its handshakes cost k6 that much more than the target, so its rate
-// says more about the client than about the target.
-const ClientHeavy = 2.0
 
 // clientTable is the calibration run at the start of the bench: what k6 costs per request
 // against a native client on the same load.

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/verdict"
 )
 
 // validText is a cell's "valid" column: yes, NO, the missing protocol, and how many runs
@@ -55,7 +56,7 @@ func throughputTable(b *Bench, mode string) table {
 			v += ", client-bound"
 			class = classBound
 		}
-		if r := c.Resources; mode == "fresh" && c.Valid && r != nil && r.ClientOverTarget() >= ClientHeavy {
+		if r := c.Resources; mode == "fresh" && c.Valid && r != nil && verdict.ClientHeavy(r.ClientOverTarget()) {
 			// the handshakes cost the client more than the target: its rate is the client's
 			v += fmt.Sprintf(", client-heavy (k6 used %.1f× the target's CPU)", r.ClientOverTarget())
 			class = classBound
@@ -70,7 +71,7 @@ func throughputTable(b *Bench, mode string) table {
 		}
 		if c.Valid && c.RPS.N > 0 {
 			rps := fmtInt(c.RPS.Median)
-			if r := c.Resources; mode == "fresh" && r != nil && r.ClientOverTarget() > 1 {
+			if r := c.Resources; mode == "fresh" && r != nil && verdict.ClientOutspent(r.ClientOverTarget()) {
 				rps += " †"
 			}
 			r = append(r, rps, cvText(c.RPS), runsText(c), vsText(c), ms(c.P50.Median), ms(c.P99.Median))

@@ -25,6 +25,9 @@ type Run struct {
 	Passes, Fails  float64 // checks in the measured scenario
 	ProtosSeen     map[string]float64
 	Dropped        float64 // iterations dropped
+	// Behind is the native open model's requests due while their connection was busy (nil: not
+	// the native open model).
+	Behind         *float64
 	NewConnections *float64
 	Counts         Counts
 	Plan           Plan
@@ -89,6 +92,10 @@ type Plan struct {
 	InFlight           float64  `json:"in_flight"`                     // the most requests in flight at once
 	// SampleTimeoutMS is how long each probe sample may take before it fails (probes only).
 	SampleTimeoutMS float64 `json:"sample_timeout_ms,omitempty"`
+	// Rate and PerIteration are an open model's (equal load): the requests a second it offers,
+	// and the requests each of its iterations sends (a dropped iteration drops that many).
+	Rate         float64 `json:"rate,omitempty"`
+	PerIteration float64 `json:"per_iteration,omitempty"`
 }
 
 // Upstream is the audit of a run: what the upstream answered on the run's route while it went

@@ -5,13 +5,9 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-)
 
-// OutsideLoadShare is the share of the machine's CPU time (wall × CPUs) that processes other
-// than the client, the target and the upstream may use during a run before it is flagged
-// "outside load": on a shared machine a neighbour's build takes CPU from whoever runs beside
-// it, and a figure measured then is not the target's alone.
-const OutsideLoadShare = 0.10
+	"github.com/proxybench/proxybench/verdict"
+)
 
 // outsideMeter measures the CPU the whole machine used over a run, and the upstream's when it
 // is not the target itself, so that what is left is what nobody of the run used.
@@ -99,5 +95,5 @@ func (m outsideMeter) finish(r *Resources) {
 	r.MachineCPUSeconds = ticksToSeconds(busy - m.busy0)
 	r.OtherCPUSeconds = max(0, r.MachineCPUSeconds-r.TargetCPUSeconds-r.ClientCPUSeconds-up)
 	r.OtherCPUShare = r.OtherCPUSeconds / ticksToSeconds(total-m.total0)
-	r.OutsideLoad = r.OtherCPUShare > OutsideLoadShare
+	r.OutsideLoad = verdict.OutsideLoad(r.OtherCPUShare)
 }

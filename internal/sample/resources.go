@@ -6,6 +6,8 @@ import (
 	"os"
 	"slices"
 	"time"
+
+	"github.com/proxybench/proxybench/verdict"
 )
 
 // Resources is what a cell cost, read from /proc while it ran (see Sampler).
@@ -47,12 +49,12 @@ type Resources struct {
 	// (its CPU / (ClientLoadSeconds × ClientCPUs − ClientIdleCPUSeconds)): who else used them.
 	ClientCPUShare float64 `json:"client_cpu_share"`
 	ClientCPUs     int     `json:"client_cpus"` // CPUs k6 could run on; 0: the client was not measured
-	// ClientBound: ClientCPUUtil ≥ ClientBoundUtil and ClientCPUShare ≥ ClientBoundShare, so the
-	// client, not the target, set the pace (the client-bound verdict, setClient).
+	// ClientBound: the client, not the target, set the pace (verdict.ClientBound of
+	// ClientCPUUtil and ClientCPUShare).
 	ClientBound bool `json:"client_bound"`
 
 	// The machine's CPU while the sampler ran; Other* is what was not the target's, the client's
-	// or the upstream's (share: of wall × CPUs). OutsideLoad: that share is over OutsideLoadShare.
+	// or the upstream's (share: of wall × CPUs). OutsideLoad: that share is over verdict.OutsideLoadShare.
 	MachineCPUSeconds float64 `json:"machine_cpu_s,omitempty"`
 	OtherCPUSeconds   float64 `json:"other_cpu_s,omitempty"`
 	OtherCPUShare     float64 `json:"other_cpu_share,omitempty"`
@@ -60,13 +62,6 @@ type Resources struct {
 
 	Samples int `json:"samples"`
 }
-
-// ClientBoundUtil and ClientBoundShare are the ClientCPUUtil and ClientCPUShare from which a
-// cell is flagged client-bound.
-const (
-	ClientBoundUtil  = 0.90
-	ClientBoundShare = 0.50
-)
 
 // SampleInterval is how often a Sampler reads /proc.
 const SampleInterval = 200 * time.Millisecond
@@ -157,10 +152,7 @@ func (r *Resources) ClientOverTarget() float64 {
 // then: CPU seconds, the CPU seconds left idle on its CPUs, wall seconds, and its number of
 // CPUs. (ClientCPUSeconds is the client's whole life's: the caller's.)
 //
-// The client-bound verdict: when the client took all the CPU it could have had and was the main
-// user of its CPUs, a cheaper client would have left the target more, so the cell's req/s is the
-// client's ceiling rather than the target's. A target that used most of the CPUs itself sets its
-// own pace, saturated or not.
+// Whether that makes the run client-bound is verdict.ClientBound's to say.
 func (r *Resources) setClient(cpuSeconds, idleSeconds, wallSeconds float64, cpus int) {
 	r.ClientIdleCPUSeconds = idleSeconds
 	r.ClientLoadSeconds = wallSeconds
@@ -177,5 +169,5 @@ func (r *Resources) setClient(cpuSeconds, idleSeconds, wallSeconds float64, cpus
 	if busy := max(wallSeconds*float64(cpus)-idleSeconds, cpuSeconds); busy > 0 {
 		r.ClientCPUShare = cpuSeconds / busy
 	}
-	r.ClientBound = r.ClientCPUUtil >= ClientBoundUtil && r.ClientCPUShare >= ClientBoundShare
+	r.ClientBound = verdict.ClientBound(r.ClientCPUUtil, r.ClientCPUShare)
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/proxybench/proxybench/verdict"
 	"time"
 )
 
@@ -79,9 +81,9 @@ func TestClientBoundReal(t *testing.T) {
 		return r
 	}
 	busy := run(helperSpec{BurnMS: 1500})
-	if busy.ClientCPUUtil < ClientBoundUtil || busy.ClientBound != (busy.ClientCPUShare >= ClientBoundShare) {
+	if busy.ClientCPUUtil < verdict.ClientBoundUtil || busy.ClientBound != (busy.ClientCPUShare >= verdict.ClientBoundShare) {
 		t.Errorf("a client burning its only CPU: util %.3f share %.3f bound %v; want util ≥ %.2f, bound as its share says",
-			busy.ClientCPUUtil, busy.ClientCPUShare, busy.ClientBound, ClientBoundUtil)
+			busy.ClientCPUUtil, busy.ClientCPUShare, busy.ClientBound, verdict.ClientBoundUtil)
 	}
 	asleep := run(helperSpec{HoldMS: 800})
 	if asleep.ClientBound {
