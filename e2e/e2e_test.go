@@ -12,6 +12,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -89,6 +90,9 @@ func newHarness(t *testing.T) *harness {
 	}
 	tmp := t.TempDir()
 	h := &harness{root: root, run: filepath.Join(tmp, "run"), results: filepath.Join(tmp, "results"), targets: filepath.Join(tmp, "targets.json")}
+	// every result file the test's scripts and runner wrote is held to the one schema (before
+	// the temporary folder goes: cleanups run last registered first)
+	t.Cleanup(func() { checkResultFiles(t, h.results) })
 	cfg, err := stack.LoadConfig(filepath.Join(root, "targets.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -789,4 +793,37 @@ func names(entries []scenarios.Scenario) []string {
 		out[i] = e.Name
 	}
 	return out
+}
+
+// checkResultFiles validates every result file under dir against scenarios/result.schema.json:
+// the scripts' output (summary.js), a split run's instances and merge, the runner's additions
+// and the cells it wrote itself. A JSON object with neither schema nor scenario is no result.
+func checkResultFiles(t *testing.T, dir string) {
+	t.Helper()
+	var files []string
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".json") {
+			files = append(files, p)
+		}
+		return nil // a folder the test removed: nothing to check there
+	})
+	n := 0
+	for _, p := range files {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		var head map[string]json.RawMessage
+		if json.Unmarshal(data, &head) != nil || head["schema"] == nil || head["scenario"] == nil {
+			continue
+		}
+		n++
+		if err := result.Validate(data); err != nil {
+			t.Errorf("%s does not follow scenarios/result.schema.json: %v", p, err)
+		}
+	}
+	if testing.Verbose() && n > 0 {
+		t.Logf("%d result files held to scenarios/result.schema.json", n)
+	}
 }

@@ -7,7 +7,6 @@
 package report
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -216,7 +215,7 @@ func (b *Bench) add(file string, rf *runFile, res *sample.Resources) {
 	if b.Schema == 0 {
 		b.Schema = 1
 	}
-	b.addSettings(rf.Config)
+	b.addSettings(r.Config)
 	if r.Mode == "" {
 		// a run that wrote no result, or a skipped cell, of an older proxybench: its mode is
 		// its scenario's, so that its cell keeps its row
@@ -317,13 +316,6 @@ func (b *Bench) Finish() {
 		if d, ok := direct[[2]string{c.Scenario, c.Proto}]; ok && c.Valid && c.RPS.N > 0 {
 			v := c.RPS.Median / d
 			c.VsDirect = &v
-		}
-	}
-	for i := range b.EqualLoad {
-		e := &b.EqualLoad[i]
-		if e.Dropped > 0 && e.Overload == "" {
-			// a result from before equal-load said so itself
-			e.Overload = fmt.Sprintf("could not sustain %.0f req/s: %.0f iterations dropped", e.RateRPS, e.Dropped)
 		}
 	}
 	markClientBound(b.EqualLoad)
@@ -573,7 +565,7 @@ func FromResults(dir string) (*Bench, error) {
 	for _, f := range files {
 		rf, err := loadRun(f)
 		if err != nil {
-			if !errors.Is(err, errNotResult) {
+			if !errors.Is(err, result.ErrNotResult) {
 				// One bad file does not cost the report every other run: it is left out
 				// and listed (Unreadable).
 				b.Unreadable = append(b.Unreadable, Unreadable{File: relTo(dir, f), Error: err.Error()})
@@ -604,62 +596,23 @@ func FromResults(dir string) (*Bench, error) {
 	return b, nil
 }
 
-// runFile is a result file with the parts result.Result leaves out.
+// runFile is a result file as the report reads it: the result (result.LoadResult, the one
+// reader), and k6's web dashboard export beside it when one was made.
 type runFile struct {
 	*result.Result
-	Config    map[string]any
-	P999      float64
-	Rate      float64
 	Dashboard string
 }
 
-// errNotResult is a *.json that is plainly something else than a result: skipped in silence.
-var errNotResult = errors.New("not a result file")
-
-// loadRun reads a result file. A file that is JSON but no result (not an object, or one with
-// neither "schema" nor "scenario": k6's --summary-export, a note) is errNotResult; one that
-// is not JSON at all (truncated: k6 or the machine stopped while writing it) or claims to be a
-// result and is not one this proxybench reads (another schema, no scenario) is an error that
-// says so.
+// loadRun reads a result file (result.LoadResult: one that is JSON but plainly no result is
+// result.ErrNotResult, skipped in silence) and finds its dashboard export.
 func loadRun(path string) (*runFile, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var head map[string]json.RawMessage
-	if err := json.Unmarshal(data, &head); err != nil {
-		if _, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
-			return nil, fmt.Errorf("%s: %w", path, errNotResult) // JSON, but no object
-		}
-		return nil, stack.JSONError(path, data, err)
-	}
-	if head["schema"] == nil && head["scenario"] == nil {
-		return nil, fmt.Errorf("%s: %w", path, errNotResult)
-	}
 	r, err := result.LoadResult(path)
 	if err != nil {
 		return nil, err
 	}
-	if r.Scenario == "" {
-		return nil, fmt.Errorf("%s: no scenario: not a result file of proxybench", path)
-	}
-	var rest struct {
-		Config    map[string]any     `json:"config"`
-		Latency   map[string]float64 `json:"latency_ms"`
-		Dashboard string             `json:"dashboard"`
-	}
-	_ = json.Unmarshal(data, &rest)
-	rf := &runFile{Result: r, Config: rest.Config, Dashboard: rest.Dashboard}
-	if _, err := os.Stat(DashboardFile(path)); err == nil && rf.Dashboard == "" {
+	rf := &runFile{Result: r}
+	if _, err := os.Stat(DashboardFile(path)); err == nil {
 		rf.Dashboard = DashboardFile(path) // made relative to the bench's folder by add
-	}
-	for _, k := range []string{"p999", "p99.9"} {
-		if v, ok := rest.Latency[k]; ok {
-			rf.P999 = v
-		}
-	}
-	if v, ok := rest.Config["rate"].(float64); ok {
-		rf.Rate = v
 	}
 	return rf, nil
 }
@@ -700,9 +653,13 @@ func runOf(file string) int {
 
 func equalLoadCell(file string, rf *runFile) EqualLoadCell {
 	r := rf.Result
+	var rate float64
+	if r.Plan != nil {
+		rate = r.Plan.Rate
+	}
 	e := EqualLoadCell{
-		Target: r.Target, Proto: r.Proto, RateRPS: rf.Rate, Requests: r.Requests,
-		P50: r.Latency.P50, P99: r.Latency.P99, P999: rf.P999, Dropped: r.DroppedIterations, Overload: r.Overload,
+		Target: r.Target, Proto: r.Proto, RateRPS: rate, Requests: r.Requests,
+		P50: r.Latency.P50, P99: r.Latency.P99, P999: r.Latency.P999, Dropped: r.DroppedIterations, Overload: r.Overload,
 		StartLagP99: r.Extra["start_lag"].P99,
 		Valid:       r.Valid && r.Err == "", Invalid: append([]string{}, r.Invalid...), File: file, Run: runOf(file),
 	}

@@ -2,10 +2,13 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/proxybench/proxybench/internal/result"
 )
 
 // A results folder without bench.json: a truncated result file or one of another schema is
@@ -26,7 +29,7 @@ func TestFromResultsListsUnreadableFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := reusedDoc("caddy", 7000, 2)
-	other["schema"] = 2
+	other["schema"] = result.Schema + 1
 	writeResult(t, dir, "reused-h1-caddy.json", other)
 	noScenario := reusedDoc("envoy", 7000, 2)
 	delete(noScenario, "scenario")
@@ -63,7 +66,7 @@ func TestFromResultsListsUnreadableFiles(t *testing.T) {
 	}
 	want := map[string]string{
 		"fresh-h2-nginx.json":       notJSON + ":1:1: invalid character 'k' looking for beginning of value",
-		"reused-h1-caddy.json":      filepath.Join(dir, "reused-h1-caddy.json") + ": result schema 2, this proxybench reads schema 1: written by another version of proxybench",
+		"reused-h1-caddy.json":      filepath.Join(dir, "reused-h1-caddy.json") + fmt.Sprintf(": result schema %d, this proxybench reads schema %d: written by another version of proxybench", result.Schema+1, result.Schema),
 		"reused-h1-envoy.json":      filepath.Join(dir, "reused-h1-envoy.json") + ": no scenario: not a result file of proxybench",
 		"reused-h1-nginx.run2.json": truncated + ":",
 	}

@@ -293,7 +293,7 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 	// every request k6 sent (nil: no result to count them from): what the target's CPU and the
 	// upstream's connections are per
 	var all *float64
-	if n, err := sample.AllRequests(summary); err == nil {
+	if n, err := result.AllRequests(summary); err == nil {
 		all = &n
 		if sampler != nil {
 			sampled.PerRequest(n)
@@ -393,7 +393,10 @@ func (r *Runner) annotate(got *result.Result, j Job, summary string, w *watch, a
 		add["cost"] = got.Cost
 	}
 	got.Judge()
-	add["valid"], add["invalid"] = got.Valid, result.NonNil(got.Invalid)
+	add["valid"], add["invalid"], add["overload"] = got.Valid, result.NonNil(got.Invalid), got.Overload
+	if got.Overload == "" {
+		add["overload"] = nil
+	}
 	if err := result.AddToFile(summary, add); err != nil {
 		fmt.Fprintf(r.Stderr, "warning: %s: %v\n", summary, err)
 	}

@@ -22,7 +22,6 @@ import (
 
 	"github.com/proxybench/proxybench/extensions/histogram"
 	"github.com/proxybench/proxybench/internal/result"
-	"github.com/proxybench/proxybench/internal/sample"
 )
 
 // ParseSegments checks SEGMENTS, the number of k6 instances one run is split over; empty is 1.
@@ -172,7 +171,7 @@ func (r *Runner) RunSegments(ctx context.Context, testid string, j Job, n int) *
 	res := m.Result
 	var all float64
 	for _, in := range insts {
-		if c, err := sample.AllRequests(in.summary); err == nil {
+		if c, err := result.AllRequests(in.summary); err == nil {
 			all += c
 		}
 	}
@@ -267,7 +266,7 @@ func (r *Runner) collectSegment(in *segmentInstance, j Job, merged string) (*res
 		}
 	}
 	var all *float64
-	if c, err := sample.AllRequests(in.summary); err == nil {
+	if c, err := result.AllRequests(in.summary); err == nil {
 		all = &c
 	}
 	got, err := result.LoadInstance(in.summary)

@@ -38,7 +38,7 @@ func (r *Runner) SkipMissing(testid string, j Job, why string) *result.Result {
 func (r *Runner) skip(testid string, j Job, label, reason string) *result.Result {
 	need := j.Requires()
 	res := &result.Result{
-		Schema: 1, TestID: testid, Scenario: j.Scenario, Mode: j.Mode(), Target: j.Target, Proto: j.Proto,
+		Schema: result.Schema, TestID: testid, Scenario: j.Scenario, Mode: j.Mode(), Target: j.Target, Proto: j.Proto,
 		ExpectedProto: wire[need], Profile: r.Profile,
 		ProtosSeen: map[string]float64{}, Extra: map[string]result.Stats{}, Invalid: []string{},
 		Skipped:    label,

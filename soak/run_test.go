@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,7 +40,7 @@ func readReport(t *testing.T, path string) Report {
 
 // conclude judges, prints and saves; its error says every way the soak failed.
 func TestConclude(t *testing.T) {
-	const resultJSON = `{"config": {"duration": "4.8m", "warmup": "0"}, "k6": {"state": {"testRunDurationMs": 290000}}}`
+	resultJSON := fmt.Sprintf(`{"schema": %d, "scenario": "reused-h1c", "config": {"duration": "4.8m", "warmup": "0"}, "k6": {"state": {"testRunDurationMs": 290000}}}`, result.Schema)
 	rps := 10000.0
 	flat := series(
 		map[string]func(float64) float64{roleK6: func(float64) float64 { return 100 }, roleTarget: func(float64) float64 { return 20 }, roleUpstream: func(float64) float64 { return 15 }},

@@ -1,10 +1,9 @@
 package soak
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 
+	"github.com/proxybench/proxybench/internal/result"
 	"github.com/proxybench/proxybench/settings"
 )
 
@@ -32,32 +31,20 @@ func (w Window) holds(t float64) bool { return t >= w.From && t <= w.To }
 // test ran testRunDurationMs and ended (with its summary) at exit seconds after the k6 run
 // began; the measured scenario starts after the warm-up and its gap (options.js).
 func measuredWindow(resultPath string, exit float64) (Window, error) {
-	data, err := os.ReadFile(resultPath)
+	r, err := result.LoadResult(resultPath)
 	if err != nil {
 		return Window{}, err
 	}
-	var doc struct {
-		Config struct {
-			Duration string `json:"duration"`
-			Warmup   string `json:"warmup"`
-		} `json:"config"`
-		K6 struct {
-			State struct {
-				TestRunDurationMs float64 `json:"testRunDurationMs"`
-			} `json:"state"`
-		} `json:"k6"`
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return Window{}, fmt.Errorf("%s: %w", resultPath, err)
-	}
-	d := settings.Seconds(doc.Config.Duration)
-	if d <= 0 || doc.K6.State.TestRunDurationMs <= 0 {
+	duration, _ := r.Config["duration"].(string)
+	warmup, _ := r.Config["warmup"].(string)
+	d := settings.Seconds(duration)
+	if d <= 0 || r.K6 == nil || r.K6.State.TestRunDurationMs <= 0 {
 		return Window{}, fmt.Errorf("%s: no duration or test run duration to place the measured window", resultPath)
 	}
 	warm := 0.0
-	if !settings.ZeroRE.MatchString(doc.Config.Warmup) {
-		warm = settings.Seconds(doc.Config.Warmup) + warmupGapS
+	if !settings.ZeroRE.MatchString(warmup) {
+		warm = settings.Seconds(warmup) + warmupGapS
 	}
-	start := exit - doc.K6.State.TestRunDurationMs/1000 + warm
+	start := exit - r.K6.State.TestRunDurationMs/1000 + warm
 	return Window{From: start, To: start + d}, nil
 }

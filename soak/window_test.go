@@ -1,10 +1,13 @@
 package soak
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/proxybench/proxybench/internal/result"
 )
 
 // The measured window is placed from the end of the k6 run back: exit is when it ended, in
@@ -40,7 +43,9 @@ func TestMeasuredWindow(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "reused-h1c-nginx.json")
 			if tc.result != "" {
-				if err := os.WriteFile(path, []byte(tc.result), 0o644); err != nil {
+				// a result file of this proxybench's schema, with the parts the window reads
+				body := strings.Replace(tc.result, "{", fmt.Sprintf(`{"schema": %d, "scenario": "reused-h1c", `, result.Schema), 1)
+				if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/proxybench/proxybench/engine"
+	"github.com/proxybench/proxybench/internal/result"
 	"github.com/proxybench/proxybench/settings"
 	"github.com/proxybench/proxybench/stack"
 )
@@ -255,7 +256,7 @@ func TestReportAndCompareSayWhatTheyLeaveOut(t *testing.T) {
 	truncated := filepath.Join(b, "reused-h1-caddy.json")
 	mustWrite(t, truncated, "{\"schema\": 1, \"scenario\": \"reused-h1\", \"target\": \"caddy\",\n  \"latency_ms\": {\"p50\": 1")
 	other := filepath.Join(b, "reused-h1-envoy.json")
-	mustWrite(t, other, `{"schema": 2, "scenario": "reused-h1", "target": "envoy"}`)
+	mustWrite(t, other, fmt.Sprintf(`{"schema": %d, "scenario": "reused-h1", "target": "envoy"}`, result.Schema+1))
 
 	stdout, stderr, err := captureOutput(t, func() error { return cmdReport(context.Background(), []string{b}) })
 	if err != nil {
@@ -267,7 +268,7 @@ func TestReportAndCompareSayWhatTheyLeaveOut(t *testing.T) {
 	for _, w := range []string{
 		"report: warning: 2 result file(s) of " + b + " could not be read; every other run is counted, these are left out:",
 		"  " + truncated + ":2:25: unexpected end of JSON input (the file is truncated or a bracket is missing)",
-		"  " + other + ": result schema 2, this proxybench reads schema 1: written by another version of proxybench",
+		"  " + other + fmt.Sprintf(": result schema %d, this proxybench reads schema %d: written by another version of proxybench", result.Schema+1, result.Schema),
 		"report: their runs are not measured: run those cells again, or move the files out of " + b + ", then run `make report ID=b` again",
 	} {
 		if !strings.Contains(stderr, w) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"reflect"
 
 	"github.com/proxybench/proxybench/stack"
 )
@@ -26,7 +27,7 @@ func AddToFile(path string, fields map[string]any) error {
 }
 
 // PatchJSON writes to dst the JSON object of src without the keys of drop and with fields set
-// over it, every other key kept as it was.
+// over it (a nil one removed), every other key kept as it was.
 func PatchJSON(src, dst string, drop []string, fields map[string]any) error {
 	data, err := os.ReadFile(src)
 	if err != nil {
@@ -40,6 +41,11 @@ func PatchJSON(src, dst string, drop []string, fields map[string]any) error {
 		delete(doc, k)
 	}
 	for k, v := range fields {
+		if isNil(v) {
+			// absent, as the schema has it: an optional figure is left out, never null
+			delete(doc, k)
+			continue
+		}
 		raw, err := json.Marshal(v)
 		if err != nil {
 			return fmt.Errorf("%s: %w", k, err)
@@ -47,4 +53,16 @@ func PatchJSON(src, dst string, drop []string, fields map[string]any) error {
 		doc[k] = raw
 	}
 	return stack.WriteJSON(dst, doc)
+}
+
+// isNil tells a nil pointer, map or slice (a figure not measured) from a value.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice:
+		return rv.IsNil()
+	}
+	return false
 }

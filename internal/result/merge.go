@@ -1,11 +1,9 @@
 package result
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strings"
 
@@ -55,18 +53,7 @@ func LoadInstance(path string) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var extra struct {
-		Segment    *SegmentPart                    `json:"segment"`
-		Histograms map[string]*histogram.Histogram `json:"histograms"`
-	}
-	if err := json.Unmarshal(data, &extra); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return &Instance{Result: res, File: path, Segment: extra.Segment, Histograms: extra.Histograms}, nil
+	return &Instance{Result: res, File: path, Segment: res.Segment, Histograms: res.Histograms}, nil
 }
 
 // SegmentSummary is one instance as the merged result lists it (`segments`).

@@ -41,7 +41,7 @@ const (
 // of them (each on a new connection) between its clock's readings lo and hi (ms).
 func freshInstance(i, n int, requests float64, lo, hi float64, h *histogram.Histogram) *Instance {
 	r := &Result{
-		Schema: ResultSchema, Scenario: "fresh-h1c", Target: "direct", Mode: "fresh", Proto: "h1c", ExpectedProto: "HTTP/1.1",
+		Schema: Schema, Scenario: "fresh-h1c", Target: "direct", Mode: "fresh", Proto: "h1c", ExpectedProto: "HTTP/1.1",
 		Requests: requests, ProtosSeen: map[string]float64{"HTTP/1.1": requests},
 		NewConnections: f64(requests), Valid: true, Invalid: []string{},
 		Counts: &verdict.Counts{Unit: "requests", Answered: requests, Iterations: requests, SetupOK: true},
@@ -61,7 +61,7 @@ func freshInstance(i, n int, requests float64, lo, hi float64, h *histogram.Hist
 // 10 s, which opened opened connections.
 func reusedInstance(i int, requests, late, opened float64, h *histogram.Histogram) *Instance {
 	r := &Result{
-		Schema: ResultSchema, Scenario: "reused-h2", Target: "nginx", Mode: "reused", Proto: "h2", ExpectedProto: "HTTP/2.0",
+		Schema: Schema, Scenario: "reused-h2", Target: "nginx", Mode: "reused", Proto: "h2", ExpectedProto: "HTTP/2.0",
 		DurationS: 10, Requests: requests, LateRequests: f64(late),
 		ProtosSeen: map[string]float64{"HTTP/2.0": requests}, NewConnections: f64(0), Valid: true,
 		Counts: &verdict.Counts{Unit: "requests", Answered: requests, Iterations: requests / 16, ConnectionsOpened: f64(opened), SetupOK: true},

@@ -4,62 +4,82 @@
 package result
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 
+	"github.com/proxybench/proxybench/extensions/histogram"
 	"github.com/proxybench/proxybench/stack"
 	"github.com/proxybench/proxybench/verdict"
 )
 
-// Stats are a trend's figures, in milliseconds.
+// Stats are a trend's figures, in milliseconds (P999 only where the script asked k6 for it:
+// equal load).
 type Stats struct {
-	Avg float64 `json:"avg"`
-	Min float64 `json:"min"`
-	P50 float64 `json:"p50"`
-	P90 float64 `json:"p90"`
-	P95 float64 `json:"p95"`
-	P99 float64 `json:"p99"`
-	Max float64 `json:"max"`
+	Avg  float64 `json:"avg"`
+	Min  float64 `json:"min"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999,omitempty"`
+	Max  float64 `json:"max"`
 }
 
-// Result is what a scenario's handleSummary writes (runner/README.md, "The result file").
+// Result is one run's result file, field for field as scenarios/result.schema.json declares it
+// (TestResultMatchesTheSchema holds the two together): what a scenario's handleSummary writes,
+// then what the runner adds. Every reader reads a result through it (LoadResult).
 type Result struct {
-	Schema            int                             `json:"schema"`
-	TestID            string                          `json:"testid"`
-	Scenario          string                          `json:"scenario"`
-	Target            string                          `json:"target"`
-	Mode              string                          `json:"mode"`
-	Proto             string                          `json:"proto"`
-	Client            string                          `json:"client"` // what sent the requests: native, k6/http, k6/x/proxybench/http3 (scenarios/lib/config.js)
-	ExpectedProto     string                          `json:"expected_proto"`
-	Route             string                          `json:"route"`
-	Profile           string                          `json:"profile"`
-	DurationS         float64                         `json:"duration_s"`
-	Requests          float64                         `json:"requests"`
-	RPS               *float64                        `json:"rps"`
-	FailedRequests    float64                         `json:"failed_requests"`
-	Checks            struct{ Passes, Fails float64 } `json:"checks"`
-	ProtosSeen        map[string]float64              `json:"protos_seen"`
-	DroppedIterations float64                         `json:"dropped_iterations"`
-	NewConnections    *float64                        `json:"new_connections,omitempty"`
-	LateRequests      *float64                        `json:"late_requests,omitempty"`  // reused: answered after DURATION, not in RPS
-	UpstreamConns     *UpstreamConns                  `json:"upstream_conns,omitempty"` // written by the runner
-	TLS               *stack.Negotiated               `json:"tls,omitempty"`            // written by the runner: as verified at up
-	Latency           Stats                           `json:"latency_ms"`
-	TTFB              Stats                           `json:"ttfb_ms"`
-	Extra             map[string]Stats                `json:"extra"`
-	// Overload is set by equal-load on a target that could not sustain the offered rate
-	// (dropped iterations): a result, not a reason the run is invalid.
+	Schema            int                `json:"schema"`
+	TestID            string             `json:"testid"`
+	Scenario          string             `json:"scenario"`
+	Target            string             `json:"target"`
+	Mode              string             `json:"mode"`
+	Proto             string             `json:"proto"`
+	Client            string             `json:"client,omitempty"` // what sent the requests: native, k6/http, k6/x/proxybench/http3 (scenarios/lib/config.js)
+	ExpectedProto     string             `json:"expected_proto,omitempty"`
+	Route             string             `json:"route,omitempty"`
+	URL               string             `json:"url,omitempty"` // without its query
+	Profile           string             `json:"profile,omitempty"`
+	DurationS         float64            `json:"duration_s"`
+	DurationFrom      string             `json:"duration_from,omitempty"` // what DurationS spans
+	Requests          float64            `json:"requests"`
+	RPS               *float64           `json:"rps,omitempty"`
+	FailedRequests    float64            `json:"failed_requests"`
+	Checks            Checks             `json:"checks"`
+	ProtosSeen        map[string]float64 `json:"protos_seen,omitempty"`
+	DroppedIterations float64            `json:"dropped_iterations"`
+	// WarmupDroppedIterations are k6's open model's iterations dropped in its warm-up: not the
+	// measured run's, so not judged.
+	WarmupDroppedIterations *float64 `json:"warmup_dropped_iterations,omitempty"`
+	// BehindSchedule is the native open model's requests due while their connection still
+	// carried the one before (nil: not the native open model): what verdict.Overload reads.
+	BehindSchedule *float64          `json:"behind_schedule,omitempty"`
+	NewConnections *float64          `json:"new_connections,omitempty"`
+	LateRequests   *float64          `json:"late_requests,omitempty"`  // reused: answered after DURATION, not in RPS
+	UpstreamConns  *UpstreamConns    `json:"upstream_conns,omitempty"` // written by the runner
+	TLS            *stack.Negotiated `json:"tls,omitempty"`            // written by the runner: as verified at up
+	Latency        Stats             `json:"latency_ms"`
+	TTFB           Stats             `json:"ttfb_ms"`
+	Extra          map[string]Stats  `json:"extra,omitempty"`
+	// Config is the scenario's knobs as the run took them (duration, connections, rate, …):
+	// reported, never judged.
+	Config map[string]any `json:"config,omitempty"`
+	// Overload says why an equal-load run did not sustain its rate: verdict.Overload's, set by
+	// Judge (and written into the file by the runner with the verdict). A result, not a reason
+	// the run is invalid.
 	Overload string `json:"overload,omitempty"`
 	// Counts and Plan are what the script counted and set out to do: what Judge draws the
 	// verdict from. A result written before the verdict moved to Go has neither, and keeps the
 	// verdict its script wrote.
 	Counts *verdict.Counts `json:"counts,omitempty"`
 	Plan   *verdict.Plan   `json:"plan,omitempty"`
-	// Segment is set on one execution segment of a split run (its part, for Merge).
-	Segment *struct {
-		ExecutionSegment string `json:"execution_segment"`
-	} `json:"segment,omitempty"`
+	// Segment is set on one execution segment of a split run (its part, for Merge), and
+	// Histograms on it and on the merged result: every trend of the measured scenario, by
+	// submetric name (extensions/histout), which is what merges.
+	Segment    *SegmentPart                    `json:"segment,omitempty"`
+	Histograms map[string]*histogram.Histogram `json:"histograms,omitempty"`
 	// UpstreamRequests and OfferedStreams are written by the runner: what the upstream answered
 	// on the run's route, and the concurrent streams per connection the target offered (h2, h3).
 	// Segments lists the instances a split run was merged from (Merge).
@@ -74,6 +94,9 @@ type Result struct {
 	OutsideLoad *OutsideLoad `json:"outside_load,omitempty"`
 	// Cost is the CPU each request cost, written by the runner when it sampled the run.
 	Cost *Cost `json:"cost,omitempty"`
+	// K6 is k6's own summary data (handleSummary's argument), of which the Go side reads the
+	// metrics' values (AllRequests).
+	K6 *K6Summary `json:"k6,omitempty"`
 	// Faults are what the runner saw go wrong during the run that k6 could not (MarkInvalid).
 	Faults  []string `json:"faults,omitempty"`
 	Valid   bool     `json:"valid"`
@@ -89,6 +112,59 @@ type Result struct {
 	Err string `json:"-"`
 	// TimedOut: k6 was stopped by the runner's Timeout, so the target may hang (Err says so).
 	TimedOut bool `json:"-"`
+}
+
+// AllRequests is the requests (and WebSocket sessions) k6 sent during the run: k6's own
+// `http_reqs` count over the whole run, warm-up and setup() included, unlike Requests, which
+// counts the measured window only. The target's CPU covers the whole run, so this is the count
+// to divide it by.
+func (r *Result) AllRequests() (float64, error) {
+	if r.K6 == nil {
+		return 0, errors.New("no k6 summary data in the result")
+	}
+	if _, ok := r.K6.Metrics["http_reqs"]; !ok {
+		return 0, errors.New("no k6 http_reqs metric in the result")
+	}
+	// WebSocket sessions are no http_reqs; each is a connection and an upgrade.
+	return r.K6.Count("http_reqs") + r.K6.Count("ws_sessions"), nil
+}
+
+// AllRequests is the AllRequests of the result file at path.
+func AllRequests(path string) (float64, error) {
+	r, err := LoadResult(path)
+	if err != nil {
+		return 0, err
+	}
+	n, err := r.AllRequests()
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return n, nil
+}
+
+// Checks are the measured scenario's checks that passed and failed.
+type Checks struct {
+	Passes float64 `json:"passes"`
+	Fails  float64 `json:"fails"`
+}
+
+// K6Summary is the part of k6's summary data the Go side reads: each metric's values.
+type K6Summary struct {
+	Metrics map[string]struct {
+		Values map[string]float64 `json:"values"`
+	} `json:"metrics"`
+	State struct {
+		TestRunDurationMs float64 `json:"testRunDurationMs"` // from k6's start to its summary
+	} `json:"state"`
+}
+
+// Count is the count of a k6 counter over the whole run (warm-up and setup included), 0 when
+// the run had none.
+func (k *K6Summary) Count(metric string) float64 {
+	if k == nil {
+		return 0
+	}
+	return k.Metrics[metric].Values["count"]
 }
 
 // Cost is what one request of a sampled run cost the target's processes and the client, in CPU
@@ -112,31 +188,61 @@ func (o *OutsideLoad) Busy() bool {
 }
 
 // LoadResult reads one result file.
+//
+// A file that is JSON but plainly no result (not an object, or one with neither "schema" nor
+// "scenario": k6's --summary-export, a note) is ErrNotResult; one of an older schema is
+// converted first (convert.go); one of a newer schema, or none, is an error that says so.
 func LoadResult(path string) (*Result, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(data, &doc); err != nil {
+		if _, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+			return nil, fmt.Errorf("%s: %w", path, ErrNotResult) // JSON, but no object
+		}
+		return nil, stack.JSONError(path, data, err)
+	}
+	if doc["schema"] == nil && doc["scenario"] == nil {
+		return nil, fmt.Errorf("%s: %w", path, ErrNotResult)
+	}
+	converted, err := convert(doc)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if converted {
+		// an error's line and column are then the converted document's, not the file's
+		if data, err = json.Marshal(doc); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
 	var r Result
-	// Not strict: a result file carries more than Result reads (url, config, k6's summary).
+	// Not strict: k6's summary data carries more than K6Summary reads.
 	if err := stack.DecodeJSON(path, data, &r, false); err != nil {
 		return nil, err
 	}
-	if r.Schema != ResultSchema {
-		return nil, fmt.Errorf("%s: %s", path, SchemaMismatch("result", r.Schema, ResultSchema))
+	if r.Scenario == "" {
+		return nil, fmt.Errorf("%s: no scenario: not a result file of proxybench", path)
 	}
 	r.Judge()
 	return &r, nil
 }
 
+// ErrNotResult is a JSON file that is plainly something else than a result.
+var ErrNotResult = errors.New("not a result file")
+
 // Judge sets Valid and Invalid from the run's counts, plan and what the runner saw beside it
 // (package verdict: the one place the rules are). A result with no counts (written before
 // the verdict moved to Go) keeps the verdict its script wrote.
 func (r *Result) Judge() {
+	run := r.run()
+	// whether an open model sustained its rate needs no counts: its figures say it
+	r.Overload = verdict.Overload(run)
 	if r.Counts == nil {
 		return
 	}
-	r.Invalid = NonNil(verdict.Judge(r.run()))
+	r.Invalid = NonNil(verdict.Judge(run))
 	r.Valid = len(r.Invalid) == 0
 }
 
@@ -146,7 +252,7 @@ func (r *Result) run() verdict.Run {
 		Mode: r.Mode, ExpectedProto: r.ExpectedProto, Route: r.Route,
 		Requests: r.Requests, FailedRequests: r.FailedRequests,
 		Passes: r.Checks.Passes, Fails: r.Checks.Fails,
-		ProtosSeen: r.ProtosSeen, Dropped: r.DroppedIterations, NewConnections: r.NewConnections,
+		ProtosSeen: r.ProtosSeen, Dropped: r.DroppedIterations, Behind: r.BehindSchedule, NewConnections: r.NewConnections,
 		Segment: r.Segment != nil, Parts: len(r.Segments),
 		Upstream: r.UpstreamRequests, OfferedStreams: r.OfferedStreams, Pacing: r.Pacing, Faults: r.Faults,
 	}
@@ -158,9 +264,6 @@ func (r *Result) run() verdict.Run {
 	}
 	return v
 }
-
-// ResultSchema is the `schema` of the result files this proxybench writes and reads.
-const ResultSchema = 1
 
 // SchemaMismatch says that a file of kind ("result", "bench") has schema got where this
 // proxybench reads want, and what that likely means.

@@ -1,9 +1,6 @@
 package sample
 
 import (
-	"encoding/json"
-	"fmt"
-	"os"
 	"slices"
 	"time"
 
@@ -79,37 +76,6 @@ func (r *Resources) PerRequest(requests float64) {
 	if requests > 0 {
 		r.TargetCPUPerReqMicros = r.TargetCPUSeconds * 1e6 / requests
 	}
-}
-
-// AllRequests is the number of requests (and WebSocket sessions) k6 sent during the run whose
-// result file is path: k6's own `http_reqs` count over the whole run, warm-up and setup()
-// included, unlike the result's `requests`, which counts the measured window only. The
-// target's CPU covers the whole run, so this is the count to divide it by.
-func AllRequests(path string) (float64, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	var doc struct {
-		K6 struct {
-			Metrics map[string]struct {
-				Values map[string]float64 `json:"values"`
-			} `json:"metrics"`
-		} `json:"k6"`
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return 0, fmt.Errorf("parse %s: %w", path, err)
-	}
-	m, ok := doc.K6.Metrics["http_reqs"]
-	if !ok {
-		return 0, fmt.Errorf("%s: no k6 http_reqs metric", path)
-	}
-	n := m.Values["count"]
-	// WebSocket sessions are no http_reqs; each is a connection and an upgrade.
-	if ws, ok := doc.K6.Metrics["ws_sessions"]; ok {
-		n += ws.Values["count"]
-	}
-	return n, nil
 }
 
 // clientPoint is the client's CPU (clock ticks since it started), its CPUs' idle time (clock

@@ -2,14 +2,12 @@ package sample
 
 import (
 	"math"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/proxybench/proxybench/verdict"
-	"time"
 )
 
 func TestClientBound(t *testing.T) {
@@ -101,23 +99,6 @@ func TestPerRequest(t *testing.T) {
 	r.PerRequest(0)
 	if r.TargetCPUPerReqMicros != 0 {
 		t.Errorf("PerRequest(0) = %v, want 0", r.TargetCPUPerReqMicros)
-	}
-}
-
-func TestAllRequests(t *testing.T) {
-	t.Parallel()
-	p := filepath.Join(t.TempDir(), "r.json")
-	if err := os.WriteFile(p, []byte(`{"schema":1,"requests":200,"k6":{"metrics":{"http_reqs":{"type":"counter","values":{"count":201,"rate":9}}}}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := AllRequests(p); err != nil || n != 201 {
-		t.Errorf("AllRequests = %v, %v; want 201 (setup's probe included)", n, err)
-	}
-	if err := os.WriteFile(p, []byte(`{"schema":1,"k6":{"metrics":{}}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := AllRequests(p); err == nil {
-		t.Error("a result without http_reqs gave no error")
 	}
 }
 

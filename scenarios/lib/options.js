@@ -200,11 +200,6 @@ function batchAll(o, cfg) {
   }
 }
 
-// BEHIND_SHARE is the share of the native open model's requests that may be due while their
-// connection is still busy (behind_schedule) before the target is said not to sustain the
-// rate: a few are the machine's stalls, more are a queue.
-export const BEHIND_SHARE = 0.01;
-
 // equalLoadPlan is the offered rate of an equal-load run (RATE req/s: the runner sets it from
 // the matrix's figures) and the VU pool it runs on.
 // h1/h1c: one VU per in-flight request. A VU is busy for as long as its request takes, so the

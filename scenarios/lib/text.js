@@ -69,7 +69,7 @@ export function formatText(r, out) {
   const failed = r.counts.failed_thresholds;
   lines.push(failed.length ? `  thresholds failed: ${failed.join('; ')}` : '  thresholds passed');
   lines.push(`  verdict: ${out.path ? `bin/proxybench table ${out.path}` : 'bin/proxybench table <result file>'}`);
-  if (r.overload) lines.push(`  ${r.overload}`);
+  if (r.behind_schedule !== undefined) lines.push(`  behind schedule ${num(r.behind_schedule)} of ${num(r.requests)} (whether the rate was sustained: the verdict's)`);
   lines.push(`  result ${out.path || '–'}`);
   if (out.note) lines.push(`  (${out.note})`);
   lines.push('');
