@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/report"
 	"github.com/proxybench/proxybench/runner"
 	"github.com/proxybench/proxybench/scenarios"
 )
@@ -88,7 +89,7 @@ func (c Cells) Run(ctx context.Context, cells []Cell, targets []string) []*resul
 				results = append(results, c.Runner.RunSegments(ctx, c.TestID, job, c.Segments))
 			}
 		}
-		runner.PrintTable(c.Stdout, fmt.Sprintf("%s  (profile %s, testid %s)", cell.Scenario, c.Profile, c.TestID), results)
+		report.PrintRuns(c.Stdout, fmt.Sprintf("%s  (profile %s, testid %s)", cell.Scenario, c.Profile, c.TestID), results)
 		all = append(all, results...)
 	}
 	return all

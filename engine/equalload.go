@@ -11,6 +11,7 @@ import (
 
 	"github.com/proxybench/proxybench/internal/calibrate"
 	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/report"
 	"github.com/proxybench/proxybench/runner"
 )
 
@@ -79,7 +80,7 @@ func (b *Bench) equalLoad(ctx context.Context, p Plan) {
 	}
 	for _, proto := range runner.EqualLoad.Protos {
 		if rs := byProto[proto]; len(rs) > 0 {
-			runner.PrintTable(b.Stdout, fmt.Sprintf("equal-load %s at %d req/s  (testid %s)", proto, rates[proto], b.TestID), rs)
+			report.PrintRuns(b.Stdout, fmt.Sprintf("equal-load %s at %d req/s  (testid %s)", proto, rates[proto], b.TestID), rs)
 		}
 	}
 }

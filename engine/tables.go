@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/report"
 	"github.com/proxybench/proxybench/runner"
 )
 
@@ -27,7 +28,7 @@ func PrintTables(w io.Writer, results []*result.Result, profile, testid string) 
 	fmt.Fprintln(w, "\n######## proxybench results: client, proxies and upstream share this machine's CPUs (report/README.md)")
 	for _, sc := range append(Scenarios(), runner.EqualLoad.Name) {
 		if rs := by[sc]; len(rs) > 0 {
-			runner.PrintTable(w, fmt.Sprintf("%s  (profile %s, testid %s)", sc, profile, testid), rs)
+			report.PrintRuns(w, fmt.Sprintf("%s  (profile %s, testid %s)", sc, profile, testid), rs)
 		}
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/proxybench/proxybench/runner"
 )
 
 // protoLabel names a protocol as a reader knows it.
@@ -73,5 +71,10 @@ func fmtInt(v float64) string {
 	return sb.String()
 }
 
-// ms formats milliseconds as the console tables do.
-func ms(v float64) string { return runner.Millis(v) }
+// ms formats milliseconds as every table shows them: two decimals below 100.
+func ms(v float64) string {
+	if v >= 100 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}

@@ -45,14 +45,14 @@ func TestMarkdownRows(t *testing.T) {
 		// Reused: 10000, 11000, 9000 → median 10,000, stdev 1000, CV 10.0; p50 3000/v → 0.30,
 		// p99 10000/v → 1.00.
 		// … and its client used 95% of its CPUs: the rate is flagged where it is read.
-		"| HTTP/1.1 TLS | direct | 10,000 | 10.0 | 3/3 | baseline | 0.30 | 1.00 | 70% | 0.3 | — | yes, client-bound |",
+		"| HTTP/1.1 TLS | direct | 60 | 10,000 | 10.0 | 3/3 | baseline | 0.30 | 1.00 | 70% | 0.3 | — | yes, client-bound |",
 		// 6000, 6100, 5900 → median 6,000, stdev 100, CV 1.7; 6000/8000 = 75%; p50 0.50, p99 1.67.
-		"| HTTP/2 TLS | nginx | 6,000 | 1.7 | 3/3 | 75% | 0.50 | 1.67 | 70% | 528.0 | — | yes |",
+		"| HTTP/2 TLS | nginx | 50 | 6,000 | 1.7 | 3/3 | 75% | 0.50 | 1.67 | 70% | 528.0 | — | yes |",
 		// 5000, 5500 valid, 4500 invalid: one invalid run makes the cell invalid, so no figure
 		// (the valid runs stay listed under every run).
-		"| HTTP/1.1 TLS | caddy | — | — | 2/3 | — | — | — | — | 0.3 | — | NO (1 of 3 runs invalid) |",
+		"| HTTP/1.1 TLS | caddy | — | — | — | 2/3 | — | — | — | — | 0.3 | — | NO (1 of 3 runs invalid) |",
 		"| reused-h1 | h1 | caddy | 1 | 5,000 |",
-		"| HTTP/3 QUIC | nginx | — | — | — | — | — | — | — | — | — | no h3 |",
+		"| HTTP/3 QUIC | nginx | — | — | — | — | — | — | — | — | — | — | no h3 |",
 		"Compare HTTP/3 with HTTP/3 only",
 		// Fresh, one run: n=1; 2500/3000 = 83%.
 		"| HTTP/1.1 TLS | nginx | 600 | 3.00 | 9.50 | 2,500 | n=1 | 1/1 | 83% | 4.00 | 12.00 | 0.50 | 2.25 | 70% | — | — | yes |",

@@ -113,7 +113,13 @@ type Run struct {
 	P99       float64                 `json:"p99_ms"`
 	TTFBP50   float64                 `json:"ttfb_p50_ms"`
 	Extra     map[string]result.Stats `json:"extra"`
-	Resources *sample.Resources       `json:"resources,omitempty"`
+	// ChecksFailed, NewConnections and ProtosSeen are the run's counts, shown beside its
+	// figures (they say why a run is invalid); Cost its CPU per request as the runner recorded it.
+	ChecksFailed   float64            `json:"checks_failed,omitempty"`
+	NewConnections *float64           `json:"new_connections,omitempty"`
+	ProtosSeen     map[string]float64 `json:"protos_seen,omitempty"`
+	Cost           *result.Cost       `json:"cost,omitempty"`
+	Resources      *sample.Resources  `json:"resources,omitempty"`
 	// UpstreamConns is what the upstream accepted during the run (result.UpstreamConns).
 	UpstreamConns *result.UpstreamConns `json:"upstream_conns,omitempty"`
 	// UpstreamRequests is what the upstream answered beside what the client completed.
@@ -243,19 +249,8 @@ func (b *Bench) add(file string, rf *runFile, res *sample.Resources) {
 		c.NoProto, c.NoProtoReason = r.Skipped, r.SkipReason
 		return
 	}
-	run := Run{
-		File: file, Valid: r.Valid && r.Err == "", Invalid: append([]string{}, r.Invalid...),
-		RPS: r.RPS, Requests: r.Requests, Failed: r.FailedRequests, DurationS: r.DurationS,
-		P50: r.Latency.P50, P95: r.Latency.P95, P99: r.Latency.P99, TTFBP50: r.TTFB.P50,
-		Extra: r.Extra, Resources: res, Dashboard: rf.Dashboard, UpstreamConns: r.UpstreamConns,
-		UpstreamRequests: r.UpstreamRequests, Pacing: r.Pacing, OutsideLoad: r.OutsideLoad,
-	}
-	if r.Err != "" {
-		run.Invalid = append(run.Invalid, r.Err)
-	}
-	if !run.Valid && len(run.Invalid) == 0 {
-		run.Invalid = []string{"marked invalid without a reason"}
-	}
+	run := newRun(file, r, res)
+	run.Dashboard = rf.Dashboard
 	c.Runs = append(c.Runs, run)
 }
 
@@ -667,4 +662,24 @@ func equalLoadCell(file string, rf *runFile) EqualLoadCell {
 		e.Invalid = append(e.Invalid, r.Err)
 	}
 	return e
+}
+
+// newRun is one run as a cell keeps it: its figures and counts from its result, what it cost
+// (nil: not sampled) and the reasons it is invalid, k6's failure to write a result among them.
+func newRun(file string, r *result.Result, res *sample.Resources) Run {
+	run := Run{
+		File: file, Valid: r.Valid && r.Err == "", Invalid: append([]string{}, r.Invalid...),
+		RPS: r.RPS, Requests: r.Requests, Failed: r.FailedRequests, DurationS: r.DurationS,
+		P50: r.Latency.P50, P95: r.Latency.P95, P99: r.Latency.P99, TTFBP50: r.TTFB.P50,
+		Extra: r.Extra, Resources: res, UpstreamConns: r.UpstreamConns,
+		UpstreamRequests: r.UpstreamRequests, Pacing: r.Pacing, OutsideLoad: r.OutsideLoad,
+		ChecksFailed: r.Checks.Fails, NewConnections: r.NewConnections, ProtosSeen: r.ProtosSeen, Cost: r.Cost,
+	}
+	if r.Err != "" {
+		run.Invalid = append(run.Invalid, r.Err)
+	}
+	if !run.Valid && len(run.Invalid) == 0 {
+		run.Invalid = []string{"marked invalid without a reason"}
+	}
+	return run
 }

@@ -3,8 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-
-	"github.com/proxybench/proxybench/runner"
 )
 
 // Text writes, for the terminal at the end of `make bench`, first what the client cannot
@@ -24,7 +22,7 @@ func Text(w io.Writer, b *Bench) error {
 		if len(t.Rows) == 0 {
 			continue
 		}
-		ct := runner.Table{Title: fmt.Sprintf("%s  (testid %s, median over the valid runs)", t.Title, b.TestID), Head: t.Head, Notes: t.Notes}
+		ct := textTable{Title: fmt.Sprintf("%s  (testid %s, median over the valid runs)", t.Title, b.TestID), Head: t.Head, Notes: t.Notes}
 		for _, r := range t.Rows {
 			ct.Rows = append(ct.Rows, r.Cells)
 		}

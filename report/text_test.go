@@ -32,7 +32,7 @@ func TestTextThroughput(t *testing.T) {
 		"== Reused-connection throughput (testid synth-1, median over the valid runs)",
 		"== Fresh-connection cost and throughput (testid synth-1, median over the valid runs)",
 		// 10000, 11000, 9000 → median 10,000, CV 10.0 (as TestMarkdownRows works out)
-		" HTTP/1.1 TLS direct 10,000 10.0 3/3 baseline 0.30 1.00 70% 0.3 — yes, client-bound\n",
+		" HTTP/1.1 TLS direct 60 10,000 10.0 3/3 baseline 0.30 1.00 70% 0.3 — yes, client-bound\n",
 		"Compare HTTP/3 with HTTP/3 only",
 	} {
 		if !strings.Contains(flat, want) {

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/proxybench/proxybench/internal/result"
 	"github.com/proxybench/proxybench/stack"
-	"github.com/proxybench/proxybench/verdict"
 )
 
 func TestJobEnv(t *testing.T) {
@@ -69,81 +67,6 @@ func TestEnvDropsAStraySegments(t *testing.T) {
 	}
 }
 
-func TestPrintTable(t *testing.T) {
-	t.Parallel()
-	n, rps := 2000.0, 4000.0
-	results := []*result.Result{
-		{
-			Schema: 1, Target: "direct", Requests: 2000, RPS: &rps, NewConnections: &n, Latency: result.Stats{P50: 1.5, P95: 3, P99: 150},
-			ProtosSeen: map[string]float64{"HTTP/2.0": 2000}, Valid: true,
-			UpstreamConns: &result.UpstreamConns{Opened: 2001, Requests: 2001, Per1k: 1000},
-			Cost:          &result.Cost{TargetCPUMicros: 412.4, ClientCPUMicros: 180},
-		},
-		{
-			Schema: 1, Target: "nginx", Requests: 1990, ProtosSeen: map[string]float64{"HTTP/2.0": 1980, "HTTP/1.1": 10},
-			Valid: false, Invalid: []string{"10 responses over HTTP/1.1"},
-		},
-		{Target: "caddy", Err: "k6 run fresh-h2 (target caddy): exit status 107"},
-	}
-	var buf bytes.Buffer
-	PrintTable(&buf, "fresh-h2", results)
-	out := buf.String()
-	for _, want := range []string{
-		"== fresh-h2", "new conns", "upstream conns/1k req", "1000.0", "4000", "1.50", "150", "HTTP/2.0",
-		// what the target's new connections cost it leads, after the target and protocol
-		"target  proto  target CPU µs/conn  reqs",
-		"HTTP/1.1×10 HTTP/2.0×1980", "invalid: nginx : 10 responses over HTTP/1.1",
-		"ERROR", "caddy: k6 run fresh-h2 (target caddy): exit status 107",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("table lacks %q:\n%s", want, out)
-		}
-	}
-	if strings.Count(out, " yes") != 1 || strings.Count(out, " NO") != 1 {
-		t.Errorf("want one valid and one invalid row:\n%s", out)
-	}
-	if !strings.Contains(strings.Join(strings.Fields(out), " "), "direct 412 2000 4000") {
-		t.Errorf("direct's row does not lead with its 412 µs per new connection:\n%s", out)
-	}
-}
-
-// TestPrintTableTimings: a paced probe's longest gap is a column of its own, marked * when the
-// run saw outside load; stalls and outside load are notes, never a reason the row is invalid.
-func TestPrintTableTimings(t *testing.T) {
-	t.Parallel()
-	gaps := func(p50, maxGap float64) map[string]result.Stats {
-		return map[string]result.Stats{"sse_first_event": {P50: 0.4}, "sse_event_gap": {P50: p50, Max: maxGap}}
-	}
-	results := []*result.Result{
-		{
-			Schema: 1, Target: "direct", Proto: "h1c", Requests: 12, Extra: gaps(150.5, 236.4), Valid: true,
-			Pacing:      &verdict.Pacing{Part: "event", Parts: "events", IntervalMS: 150, TogetherMS: 15, StallOverMS: 187.5, Responses: 12, Stalls: 1, TogetherHeld: 1},
-			OutsideLoad: &result.OutsideLoad{CPUShare: 0.51, Over: true},
-		},
-		{
-			Schema: 1, Target: "nginx", Proto: "h1c", Requests: 12, Extra: gaps(150.4, 151.2), Valid: true,
-			Pacing:      &verdict.Pacing{Part: "event", Parts: "events", IntervalMS: 150, TogetherMS: 15, StallOverMS: 187.5, Responses: 12},
-			OutsideLoad: &result.OutsideLoad{CPUShare: 0.04},
-		},
-	}
-	var buf bytes.Buffer
-	PrintTable(&buf, "sse", results)
-	out := buf.String()
-	for _, want := range []string{
-		"sse_event_gap p50", "sse_event_gap max", "236*", " 151 ",
-		"direct h1c: * outside load: other processes used 51% of the CPU",
-		"stalled: 1 of 12 responses had a gap over 187.5 ms (a figure, not a verdict",
-		"events released together in 1 of 12 responses: not more than half, so not judged",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("table lacks %q:\n%s", want, out)
-		}
-	}
-	if strings.Count(out, " yes") != 2 || strings.Contains(out, "invalid") || strings.Contains(out, "nginx h1c:") {
-		t.Errorf("want two valid rows and no note for nginx:\n%s", out)
-	}
-}
-
 func TestRequires(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -171,7 +94,7 @@ func TestRequires(t *testing.T) {
 }
 
 // TestSkip: a cell whose target lacks the protocol is written as a result of its own, so that
-// `proxybench table` shows the row again, and the table says "no h3" instead of a figure.
+// `proxybench table` shows the row again (report's TestPrintRunsSkipped: "no h3", not a figure).
 func TestSkip(t *testing.T) {
 	t.Parallel()
 	r := &Runner{ResultsDir: t.TempDir(), Profile: "smoke"}
@@ -199,17 +122,6 @@ func TestSkip(t *testing.T) {
 		if got.Skipped != "no h3" || got.Proto != tc.wantProto || got.ExpectedProto != "HTTP/3.0" || got.Valid || len(got.Invalid) != 0 ||
 			!strings.Contains(got.SkipReason, tc.job.Target+" does not serve h3 (it serves h1, h1c, h2)") {
 			t.Errorf("%+v: saved %+v", tc.job, got)
-		}
-		var buf bytes.Buffer
-		PrintTable(&buf, tc.job.Scenario, []*result.Result{got})
-		out := buf.String()
-		for _, want := range []string{"no h3", "not run: " + tc.job.Target + " h3: " + tc.job.Target + " does not serve h3"} {
-			if !strings.Contains(out, want) {
-				t.Errorf("%+v: table lacks %q:\n%s", tc.job, want, out)
-			}
-		}
-		if strings.Contains(out, "invalid") || strings.Contains(out, "ERROR") {
-			t.Errorf("%+v: a skipped cell reads as invalid:\n%s", tc.job, out)
 		}
 	}
 }
