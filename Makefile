@@ -35,6 +35,8 @@ export RUN_TIMEOUT
 export CLIENT
 # …and bench's client calibration at its start, seconds per client (0: none; default 3)
 export CALIBRATE_SECONDS
+# …and bench's capacity search: the latency goal and its protocols (settings/table.go)
+export CAPACITY_P99 CAPACITY_PROTOS
 # …and k6 cloud's login and project, from .env as well as the environment
 export K6_CLOUD_TOKEN K6_CLOUD_STACK_ID K6_CLOUD_PROJECT_ID
 export PROXYBENCH_CACHE ?= $(HOME)/.cache/proxybench

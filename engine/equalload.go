@@ -39,7 +39,7 @@ func ReadCeilings(runDir string) map[string]int {
 // equalLoad is the open-model pass: per protocol, every target at EqualLoadFraction of the
 // slowest valid target's median reused req/s, or at the client's ceiling (make calibrate) if
 // that is lower: a rate the client cannot hold measures the client.
-func (b *Bench) equalLoad(ctx context.Context, p Plan) {
+func (b *Bench) equalLoad(ctx context.Context, p Plan) map[string]int {
 	rates := map[string]int{} // by protocol
 	for _, proto := range runner.EqualLoad.Protos {
 		if !slices.Contains(p.Protos, proto) {
@@ -83,4 +83,5 @@ func (b *Bench) equalLoad(ctx context.Context, p Plan) {
 			report.PrintRuns(b.Stdout, fmt.Sprintf("equal-load %s at %d req/s  (testid %s)", proto, rates[proto], b.TestID), rs)
 		}
 	}
+	return rates
 }

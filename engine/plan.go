@@ -15,8 +15,17 @@ type Plan struct {
 	Modes   []string // reused, fresh, probe
 	Runs    int      // per throughput cell
 	// Ceilings are the client's open-model ceilings by protocol (make calibrate): the
-	// equal-load pass never runs above them.
+	// equal-load pass never runs above them, nor the capacity search.
 	Ceilings map[string]int
+	// CapacityProtos are the protocols of the capacity search (with the capacity mode), and
+	// CapacityP99 its latency goal in ms.
+	CapacityProtos []string
+	CapacityP99    float64
+}
+
+// capacity tells whether the plan searches each target's capacity.
+func (p Plan) capacity() bool {
+	return slices.Contains(p.Modes, "capacity") && len(p.CapacityProtos) > 0
 }
 
 // A Job is one k6 run of the plan.

@@ -37,8 +37,12 @@ func (b *Bench) Run(ctx context.Context, p Plan) {
 		b.run(ctx, j.Job)
 	}
 	b.Report.Finish()
+	rates := map[string]int{}
 	if p.equalLoad() && ctx.Err() == nil && b.fatal == nil {
-		b.equalLoad(ctx, p)
+		rates = b.equalLoad(ctx, p)
+	}
+	if p.capacity() && ctx.Err() == nil && b.fatal == nil {
+		b.capacity(ctx, p, rates)
 	}
 	b.Report.Finished = time.Time{}
 	b.Report.Finish()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -82,6 +83,55 @@ func Compare(a, b *Bench) []Change {
 		if ea[k] == nil {
 			out = append(out, compareEqual(nil, eb[k]))
 		}
+	}
+	return append(out, compareCapacity(a, b)...)
+}
+
+// compareCapacity compares every target's capacity in A with B's, one search each: no spread
+// to weigh a change against, and a capacity at the client's ceiling is a bound, not a figure.
+func compareCapacity(a, b *Bench) []Change {
+	type ckey struct{ target, proto string }
+	index := func(bb *Bench) map[ckey]*CapacityCell {
+		m := map[ckey]*CapacityCell{}
+		for i := range bb.Capacity {
+			m[ckey{bb.Capacity[i].Target, bb.Capacity[i].Proto}] = &bb.Capacity[i]
+		}
+		return m
+	}
+	ia, ib := index(a), index(b)
+	var keys []ckey
+	for _, bb := range []*Bench{a, b} {
+		for _, c := range bb.Capacity {
+			if k := (ckey{c.Target, c.Proto}); !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	summary := func(c *CapacityCell) result.Summary {
+		if c == nil || c.Rate == 0 || c.Err != "" {
+			return result.Summary{}
+		}
+		return result.Summarize([]float64{float64(c.Rate)})
+	}
+	var out []Change
+	for _, k := range keys {
+		ca, cb := ia[k], ib[k]
+		ch := Change{Scenario: "capacity", Target: k.target, Proto: k.proto, Metric: "capacity req/s", HigherIsBetter: true, A: summary(ca), B: summary(cb)}
+		switch {
+		case ca == nil:
+			ch.Note = "only in B"
+		case cb == nil:
+			ch.Note = "only in A"
+		case ca.GoalMS != cb.GoalMS:
+			decide(&ch)
+			ch.Note = fmt.Sprintf("different goals (p99 ≤ %g vs %g ms)", ca.GoalMS, cb.GoalMS)
+		case ca.AtCeiling || cb.AtCeiling:
+			decide(&ch)
+			ch.Note = "at the client's ceiling: a bound, not a capacity"
+		default:
+			decide(&ch)
+		}
+		out = append(out, ch)
 	}
 	return out
 }

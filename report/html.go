@@ -22,6 +22,7 @@ func HTML(w io.Writer, b *Bench) error {
 		"fresh":     {"chart-fresh"},
 		"resources": {"chart-cpu"},
 	}
+
 	var secs []htmlSection
 	for _, t := range sections(b) {
 		s := htmlSection{Table: t}
@@ -29,6 +30,9 @@ func HTML(w io.Writer, b *Bench) error {
 			if svg, ok := byID[id]; ok {
 				s.Charts = append(s.Charts, svg)
 			}
+		}
+		for _, c := range t.Figures {
+			s.Charts = append(s.Charts, template.HTML(c.svg(col, false))) //nolint:gosec // built and escaped in curve.go
 		}
 		for _, r := range t.Rows {
 			hr := htmlRow{Class: r.Class}

@@ -17,6 +17,13 @@ func Write(dir string, b *Bench) error {
 			return err
 		}
 	}
+	for _, t := range sections(b) {
+		for _, c := range t.Figures {
+			if err := os.WriteFile(filepath.Join(dir, c.file()), []byte(c.svg(col, true)), 0o644); err != nil {
+				return err
+			}
+		}
+	}
 	md, err := os.Create(filepath.Join(dir, "report.md"))
 	if err != nil {
 		return err
@@ -102,6 +109,9 @@ func writeMDTable(ew *errWriter, t table) {
 		ew.printf("| %s |\n", strings.Join(cells, " | "))
 	}
 	ew.printf("\n")
+	for _, c := range t.Figures {
+		ew.printf("![%s](%s)\n\n", mdEscape(c.Title), mdLink(c.file()))
+	}
 	for _, n := range t.Notes {
 		ew.printf("%s\n\n", mdEscape(n))
 	}

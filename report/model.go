@@ -49,6 +49,9 @@ type Bench struct {
 	Settings  map[string]string `json:"settings,omitempty"`
 	Cells     []Cell            `json:"cells"`
 	EqualLoad []EqualLoadCell   `json:"equal_load"`
+	// Capacity is each target's capacity at the latency goal, per protocol (engine's search);
+	// only bench.json keeps it (a bench rebuilt from the result files has none).
+	Capacity []CapacityCell `json:"capacity,omitempty"`
 	// Unreadable are the results (or files claiming to be: a truncated one, another schema) that
 	// could not be read: left out of every figure and listed, so the report says what it lacks.
 	Unreadable []Unreadable `json:"unreadable,omitempty"`
@@ -545,6 +548,10 @@ func FromResults(dir string) (*Bench, error) {
 		}
 		// a split run's instances (SEGMENTS): their cell is the merged result beside them
 		if d.IsDir() && d.Name() == runner.SegmentsDir {
+			return filepath.SkipDir
+		}
+		// a capacity search's steps: equal-load runs, but no cell of the bench
+		if d.IsDir() && d.Name() == CapacityDir {
 			return filepath.SkipDir
 		}
 		if !d.IsDir() && strings.HasSuffix(p, ".json") && d.Name() != BenchFile {

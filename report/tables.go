@@ -15,6 +15,9 @@ type table struct {
 	Empty string   // said instead of the table when it has no rows
 	Links []int    // columns holding a file beside the report, linked in HTML and Markdown
 	KV    bool     // a key/value table: text that wraps, nothing right-aligned
+	// Figures are its curves, drawn under it: inline in report.html, as the SVG files Write
+	// puts beside report.md there.
+	Figures []curve
 }
 
 // row is a table row; Class marks it for HTML ("invalid", "noproto", "bound", "baseline").
@@ -46,6 +49,7 @@ func sections(b *Bench) []table {
 		resourcesTable(b),
 		clientTable(b),
 		equalLoadTable(b),
+		capacityTable(b),
 		manifestTable(b),
 		runsTable(b),
 	)

@@ -121,6 +121,9 @@ type Job struct {
 	Run int
 	// Env is added to k6's environment (RATE=… for equal-load, the web dashboard's variables).
 	Env []string
+	// Dir is a folder under the run's results for the job's file, apart from the cells' (a
+	// capacity search's steps: CapacityDir); "" for a cell's own run.
+	Dir string
 }
 
 // JobOf is a job of the catalogue's scenario s.
@@ -167,7 +170,7 @@ func (j Job) name() string {
 
 // ResultPath is the absolute path of the result file the cell writes.
 func (r *Runner) ResultPath(testid string, j Job) (string, error) {
-	return filepath.Abs(filepath.Join(r.ResultsDir, testid, j.name()+".json"))
+	return filepath.Abs(filepath.Join(r.ResultsDir, testid, j.Dir, j.name()+".json"))
 }
 
 // H1OverTLS tells whether the cell must keep Go's HTTP client from negotiating h2.

@@ -87,6 +87,9 @@ type Profile struct {
 	FreshDuration    string `json:"fresh_duration"` // the native fresh loop's least window
 	Samples          int    `json:"samples"`
 	Runs             int    `json:"runs"` // of each throughput cell in a bench, when RUNS is not given
+	// CapacityProtos are the protocols a bench searches each target's capacity over, when
+	// CAPACITY_PROTOS is not given: comma-separated (smoke: h1c alone, for its time).
+	CapacityProtos string `json:"capacity_protos"`
 }
 
 // catalogueFile is catalogue.json.
@@ -163,7 +166,7 @@ func parse(data []byte) (*catalogueFile, error) {
 		return nil, fmt.Errorf("scenarios/catalogue.json: %d equal-load scenarios, at most one", equalLoads)
 	}
 	for name, p := range f.Profiles {
-		if p.Duration == "" || p.Warmup == "" || p.FreshDuration == "" || min(p.Connections, p.Streams, p.Requests, p.FreshConnections, p.Samples, p.Runs) < 1 {
+		if p.Duration == "" || p.Warmup == "" || p.FreshDuration == "" || p.CapacityProtos == "" || min(p.Connections, p.Streams, p.Requests, p.FreshConnections, p.Samples, p.Runs) < 1 {
 			return nil, fmt.Errorf("scenarios/catalogue.json: profile %s: every field is needed, every count at least 1", name)
 		}
 	}

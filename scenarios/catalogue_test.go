@@ -76,7 +76,7 @@ func TestParseRefuses(t *testing.T) {
 		{"a column without a trend", `{"default_proto":"h2","scenarios":[{"scenario":"a","mode":"probe","route":"/","protos":["h2"],"details":{"title":"A","columns":[{"label":"x"}]}}]}`, "a label and a trend"},
 		{"catalogue's default", `{"default_proto":"h4","scenarios":[]}`, `default_proto "h4" is not a protocol`},
 		{"profile field", `{"default_proto":"h2","default_profile":"p","profiles":{"p":{"duration":"1s","warmup":"0s","connections":1,"streams":1,"requests":1,"fresh_connections":1,"samples":1}}}`, "profile p: every field"},
-		{"default profile", `{"default_proto":"h2","default_profile":"q","profiles":{"p":{"duration":"1s","warmup":"0s","connections":1,"streams":1,"requests":1,"fresh_connections":1,"fresh_duration":"1s","samples":1,"runs":1}}}`, `default_profile "q" is not a profile`},
+		{"default profile", `{"default_proto":"h2","default_profile":"q","profiles":{"p":{"duration":"1s","warmup":"0s","connections":1,"streams":1,"requests":1,"fresh_connections":1,"fresh_duration":"1s","samples":1,"runs":1,"capacity_protos":"h1c"}}}`, `default_profile "q" is not a profile`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

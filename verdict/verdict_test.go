@@ -390,3 +390,33 @@ func TestPacing(t *testing.T) {
 		})
 	}
 }
+
+// A capacity step holds when the run is valid, keeps its schedule and its p99 within the goal.
+func TestHeld(t *testing.T) {
+	t.Parallel()
+	ok := Run{
+		Mode: "equal-load", ExpectedProto: "HTTP/1.1", Route: "/", Requests: 1000,
+		Passes: 1000, ProtosSeen: map[string]float64{"HTTP/1.1": 1000}, Behind: f64(3),
+		Counts: Counts{Answered: 1000, Iterations: 1000, SetupOK: true}, Plan: Plan{Rate: 2000, InFlight: 32},
+	}
+	late := ok
+	late.Behind = f64(50)
+	broken := ok
+	broken.Fails, broken.Passes = 10, 990
+	for _, tc := range []struct {
+		name string
+		r    Run
+		p99  float64
+		want string
+	}{
+		{"held", ok, 4, ""},
+		{"at the goal", ok, 10, ""},
+		{"p99 over the goal", ok, 12.5, "p99 12.5 ms over the goal of 10 ms"},
+		{"behind schedule", late, 4, "could not sustain 2000 req/s: 50 of 1000 requests were due"},
+		{"invalid", broken, 4, "invalid: 10 of 1000 checks failed"},
+	} {
+		if got := Held(tc.r, tc.p99, 10); (tc.want == "") != (got == "") || !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%s: Held = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -69,6 +69,9 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	}
 	m := engine.Manifest(ctx, s, h.r.K6, names, f.profile)
 	m["restart_between_runs"] = f.restart
+	if slices.Contains(f.modes, "capacity") {
+		m["capacity"] = fmt.Sprintf("the highest rate held with p99 ≤ %g ms, over %s", f.capacityP99, strings.Join(f.capacityProtos, ", "))
+	}
 	b.Begin(m)
 	restarts := "each target started once"
 	if f.restart {
@@ -87,7 +90,8 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	}
 	b.Run(ctx, engine.Plan{
 		Targets: names, Protos: f.protos, Modes: f.modes, Runs: f.runs,
-		Ceilings: engine.ReadCeilings(s.RunDir),
+		Ceilings:       engine.ReadCeilings(s.RunDir),
+		CapacityProtos: f.capacityProtos, CapacityP99: f.capacityP99,
 	})
 	if err := b.WriteReport(); err != nil {
 		return err

@@ -14,7 +14,10 @@ import (
 
 var (
 	allProtos = []string{"h1", "h1c", "h2", "h3"}
-	allModes  = []string{"reused", "fresh", "probe"}
+	allModes  = []string{"reused", "fresh", "probe", "capacity"}
+	// the capacity search runs the native open model: h1c, h1 and h2 (h3's client, k6's
+	// constant-arrival-rate over k6/x/proxybench/http3, costs more per request than the targets)
+	capacityProtos = []string{"h1c", "h1", "h2"}
 )
 
 type benchFlags struct {
@@ -26,6 +29,9 @@ type benchFlags struct {
 	pin           *stack.Pinning
 	check         bool // only check the flags and targets
 	calibrate     int  // seconds per client of the calibration at the start; 0: none
+	// capacityP99 is the capacity search's latency goal (ms), capacityProtos its protocols
+	capacityP99    float64
+	capacityProtos []string
 }
 
 // listFlag parses a comma-separated list whose every entry must be one of valid.
@@ -73,6 +79,8 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	restart := fs.Bool("restart", restartOn, "restart the target before each of its runs, so that no run inherits another's state")
 	check := fs.Bool("check", false, "check the flags and targets, then exit (make bench does, before setup)")
 	calibrate := setting(fs, "calibrate-seconds", "CALIBRATE_SECONDS", strconv.Itoa(benchCalibrateSeconds))
+	goal := setting(fs, "capacity-p99", "CAPACITY_P99", "")
+	capProtos := setting(fs, "capacity-protos", "CAPACITY_PROTOS", "")
 	f, err := parseRunFlags(fs, args)
 	if err != nil {
 		return nil, err
@@ -89,6 +97,16 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	}
 	if b.calibrate, err = strconv.Atoi(strings.TrimSpace(*calibrate)); err != nil || b.calibrate != 0 && (b.calibrate < 2 || b.calibrate > 60) {
 		return nil, fmt.Errorf("CALIBRATE_SECONDS=%q: want 0 (no calibration) or a whole number of seconds from 2 to 60", *calibrate)
+	}
+	if b.capacityP99, err = strconv.ParseFloat(strings.TrimSpace(*goal), 64); err != nil || b.capacityP99 <= 0 || b.capacityP99 > 60000 {
+		return nil, fmt.Errorf("CAPACITY_P99=%q: want the latency goal in ms, a number above 0 and at most 60000 (default 10)", *goal)
+	}
+	spec := *capProtos
+	if spec == "" {
+		spec = f.load.CapacityProtos // the profile's
+	}
+	if b.capacityProtos, err = listFlag("CAPACITY_PROTOS", spec, capacityProtos); err != nil {
+		return nil, err
 	}
 	if *runs != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(*runs))

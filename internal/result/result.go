@@ -246,6 +246,15 @@ func (r *Result) Judge() {
 	r.Valid = len(r.Invalid) == 0
 }
 
+// Held says why the run, a step of a capacity search, did not hold its rate within a p99 of
+// goalMS, or "" when it did (verdict.Held).
+func (r *Result) Held(goalMS float64) string {
+	if r.Err != "" {
+		return r.Err
+	}
+	return verdict.Held(r.run(), r.Latency.P99, goalMS)
+}
+
 // run is what the verdict is drawn from.
 func (r *Result) run() verdict.Run {
 	v := verdict.Run{
