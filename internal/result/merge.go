@@ -95,7 +95,11 @@ func Merge(insts []*Instance) (*Merged, error) {
 	out.UpstreamConns, out.Extra = nil, map[string]Stats{}
 	out.Latency, out.TTFB = Stats{}, Stats{}
 	out.Invalid, out.Err, out.TimedOut = nil, "", false
-	out.Counts, out.Segment, out.UpstreamRequests = &verdict.Counts{SetupOK: true}, nil, nil
+	// the lists and tallies start empty, not absent: the file has them as the schema says
+	out.Counts = &verdict.Counts{
+		SetupOK: true, BadResponses: map[string]float64{}, FailedChecks: []string{}, FailedThresholds: []string{}, Findings: []string{},
+	}
+	out.Segment, out.UpstreamRequests = nil, nil
 
 	m := &Merged{Result: &out, Histograms: map[string]*histogram.Histogram{}}
 	t := &tally{clockMin: math.Inf(1), clockMax: math.Inf(-1)}

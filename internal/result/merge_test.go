@@ -2,6 +2,7 @@ package result
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -273,8 +274,14 @@ func TestWriteMerged(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	first := filepath.Join(dir, "first.json")
-	if err := os.WriteFile(first, []byte(`{"schema":1,"scenario":"fresh-h1c","target":"direct","mode":"fresh","proto":"h1c","expected_proto":"HTTP/1.1",
-		"url":"http://bench.test:9000/","config":{"requests":2000},"k6":{"metrics":{}},"segment":{},"histograms":{}}`), 0o644); err != nil {
+	// the first instance's file, as summary.js writes it (the merge keeps what it does not sum)
+	if err := os.WriteFile(first, fmt.Appendf(nil, `{"schema":%d,"testid":"t","scenario":"fresh-h1c","target":"direct","mode":"fresh","proto":"h1c",
+		"client":"native","expected_proto":"HTTP/1.1","route":"/","url":"http://bench.test:9000/","profile":"smoke",
+		"duration_s":0.4,"duration_from":"first iteration start to last iteration end","requests":1000,"rps":2500,"failed_requests":0,
+		"checks":{"passes":1000,"fails":0},"protos_seen":{"HTTP/1.1":1000},"dropped_iterations":0,
+		"latency_ms":null,"ttfb_ms":null,"extra":{},"config":{"target_origin":"http://bench.test:9000","address":"127.0.0.1","requests":2000},
+		"counts":{"unit":"requests","answered":1000,"iterations":1000,"wrong_proto":0,"bad_responses":{},"failed_checks":[],"failed_thresholds":[],"setup_ok":true,"findings":[]},
+		"plan":{"expected_requests":2000,"in_flight":32},"k6":{"metrics":{}},"segment":{"execution_segment":"0:1/2"},"histograms":{}}`, Schema), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	m, err := Merge([]*Instance{
@@ -301,6 +308,9 @@ func TestWriteMerged(t *testing.T) {
 	var doc map[string]json.RawMessage
 	data, _ := os.ReadFile(path)
 	_ = json.Unmarshal(data, &doc)
+	if err := Validate(data); err != nil {
+		t.Errorf("the merged file does not follow the schema: %v", err)
+	}
 	for _, k := range []string{"url", "config", "segments"} {
 		if doc[k] == nil {
 			t.Errorf("merged file has no %s", k)
