@@ -68,6 +68,7 @@ var _ http.RoundTripper = &roundTripper{}
 
 // RoundTrip sends req over HTTP/3 on a connection chosen by the reuse options.
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.WithContext(dialedTrace(req.Context()))
 	if rt.state.Options.NoConnectionReuse.Bool {
 		return rt.pool.roundTripFresh(rt.state, req)
 	}
