@@ -159,9 +159,15 @@ func (h *harness) env(extra ...string) []string {
 // proxybench runs the real CLI, as `make` does.
 func (h *harness) proxybench(t *testing.T, args ...string) (string, error) {
 	t.Helper()
+	return h.proxybenchEnv(t, nil, args...)
+}
+
+// proxybenchEnv runs the real CLI with env over the tiny runs' settings.
+func (h *harness) proxybenchEnv(t *testing.T, env []string, args ...string) (string, error) {
+	t.Helper()
 	cmd := exec.Command(filepath.Join(h.root, "bin", "proxybench"), args...)
 	cmd.Dir = h.root
-	cmd.Env = h.env()
+	cmd.Env = h.env(env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
