@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"net/http"
 	"time"
 )
 
@@ -36,4 +37,26 @@ func (p *pacer) wait(ctx context.Context) bool {
 	}
 	p.last = time.Now()
 	return ctx.Err() == nil
+}
+
+// writePaced writes n parts of a streamed body, part(i) the i-th, each flushed on its own and
+// spaced by a pacer from interval; part is called only when its part is due, so it may stamp
+// it. It returns the body bytes written, fewer than the parts' when the client went away.
+func writePaced(ctx context.Context, w http.ResponseWriter, interval time.Duration, n int, part func(i int) []byte) (written int64) {
+	pace := newPacer(interval)
+	rc := http.NewResponseController(w)
+	for i := range n {
+		if i > 0 && !pace.wait(ctx) {
+			return written
+		}
+		m, err := w.Write(part(i))
+		written += int64(m)
+		if err != nil {
+			return written
+		}
+		if err := rc.Flush(); err != nil {
+			return written
+		}
+	}
+	return written
 }

@@ -20,29 +20,14 @@ func (*Handler) serveSSE(w http.ResponseWriter, r *http.Request) (written int64)
 	if err := parseInts(r.URL.RawQuery, sseParams[:], v[:]); err != nil {
 		return httpError(w, err.Error(), http.StatusBadRequest)
 	}
-	count := v[0]
-	pace := newPacer(time.Duration(v[1]) * time.Millisecond)
-
 	h := w.Header()
 	h["Content-Type"] = contentTypeSSE
 	h["Cache-Control"] = noCache
-	rc := http.NewResponseController(w)
 	buf := make([]byte, 0, 96)
-	for seq := range count {
-		if seq > 0 && !pace.wait(r.Context()) {
-			return written
-		}
+	return writePaced(r.Context(), w, time.Duration(v[1])*time.Millisecond, v[0], func(seq int) []byte {
 		buf = appendTick(buf[:0], seq, time.Now())
-		n, err := w.Write(buf)
-		written += int64(n)
-		if err != nil {
-			return written
-		}
-		if err := rc.Flush(); err != nil {
-			return written
-		}
-	}
-	return written
+		return buf
+	})
 }
 
 // appendTick appends one event: `event: tick`, `data: {"seq":N,"ts":ms}`.

@@ -21,25 +21,9 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) (written i
 	if err := parseInts(r.URL.RawQuery, streamParams[:], v[:]); err != nil {
 		return httpError(w, err.Error(), http.StatusBadRequest)
 	}
-	chunks, chunk := v[0], h.streamChunk[:v[1]]
-	pace := newPacer(time.Duration(v[2]) * time.Millisecond)
-
+	chunk := h.streamChunk[:v[1]]
 	hdr := w.Header()
 	hdr["Content-Type"] = contentTypeOctets
 	hdr["Cache-Control"] = noCache
-	rc := http.NewResponseController(w)
-	for i := range chunks {
-		if i > 0 && !pace.wait(r.Context()) {
-			return written
-		}
-		n, err := w.Write(chunk)
-		written += int64(n)
-		if err != nil {
-			return written
-		}
-		if err := rc.Flush(); err != nil {
-			return written
-		}
-	}
-	return written
+	return writePaced(r.Context(), w, time.Duration(v[2])*time.Millisecond, v[0], func(int) []byte { return chunk })
 }
