@@ -370,3 +370,28 @@ func TestShareLine(t *testing.T) {
 		}
 	}
 }
+
+func TestMiniChartNoteWraps(t *testing.T) {
+	short := &miniChart{ID: "c", Title: "t", Rows: []miniRow{{Target: "direct", V: 1, Bar: true}}, Note: "the client could not hold it"}
+	long := *short
+	long.Note = "direct could not sustain it: the client could not hold the rate, so no target is ranked at it"
+	if n := len(short.noteLines()); n != 1 {
+		t.Errorf("a short note in %d lines, want 1", n)
+	}
+	lines := long.noteLines()
+	if len(lines) < 2 || strings.Join(lines, " ") != long.Note {
+		t.Fatalf("the long note's lines %q: want it whole, on 2 or more", lines)
+	}
+	for _, l := range lines {
+		if textW(l) > miniW {
+			t.Errorf("line %q is %.0f wide, the chart %.0f", l, textW(l), miniW)
+		}
+	}
+	svg := long.svg(map[string]string{"direct": "#000"}, true)
+	if got := strings.Count(svg, `class="note"`); got != len(lines) {
+		t.Errorf("svg draws %d note lines, want %d", got, len(lines))
+	}
+	if long.height() != short.height()+miniNoteH*float64(len(lines)-1) {
+		t.Errorf("height %v with %d lines, %v with one: want a line's %v more each", long.height(), len(lines), short.height(), miniNoteH)
+	}
+}

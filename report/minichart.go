@@ -71,7 +71,8 @@ const (
 	miniRowH   = 17.0
 	miniTop    = 22.0 // the title's line
 	miniBarH   = 11.0
-	miniCharW  = 6.0 // DejaVu Sans at 11 px: 5.3 to 6.4 a letter, 7 a digit
+	miniNoteH  = 15.0 // a line of the note
+	miniCharW  = 6.0  // DejaVu Sans at 11 px: 5.3 to 6.4 a letter, 7 a digit
 	miniFont   = `font-family="DejaVu Sans, Arial, sans-serif"`
 	miniMinBar = 0.3 // of the room right of the labels: the longest bar is at least this long
 )
@@ -95,11 +96,21 @@ func textW(s string) float64 { return miniCharW * float64(len([]rune(s))) }
 
 // height is the chart's height in its own units.
 func (m *miniChart) height() float64 {
-	h := miniTop + miniRowH*float64(len(m.Rows)) + 6
-	if m.Note != "" {
-		h += 15
+	return miniTop + miniRowH*float64(len(m.Rows)) + 6 + miniNoteH*float64(len(m.noteLines()))
+}
+
+// noteLines is the note broken at spaces into lines that fit the chart (a tenth spare: italic
+// letters run wider than textW's mean): one line would be cut at its edge.
+func (m *miniChart) noteLines() []string {
+	var lines []string
+	for _, w := range strings.Fields(m.Note) {
+		if n := len(lines); n > 0 && textW(lines[n-1]+" "+w) <= 0.9*miniW {
+			lines[n-1] += " " + w
+			continue
+		}
+		lines = append(lines, w)
 	}
-	return h
+	return lines
 }
 
 // svg draws the chart; every text is escaped. standalone makes it a file of its own (an
@@ -183,8 +194,9 @@ func (m *miniChart) svg(col map[string]string, standalone bool) string {
 		}
 		sb.WriteString(`</g>`)
 	}
-	if m.Note != "" {
-		fmt.Fprintf(&sb, `<text x="0" y="%.1f" fill="#52606d" font-style="italic">%s</text>`, h-8, e(m.Note))
+	notes := m.noteLines()
+	for i, line := range notes {
+		fmt.Fprintf(&sb, `<text class="note" x="0" y="%.1f" fill="#52606d" font-style="italic">%s</text>`, h-8-miniNoteH*float64(len(notes)-1-i), e(line))
 	}
 	sb.WriteString(`</svg>`)
 	return sb.String()
