@@ -8,12 +8,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/proxybench/proxybench/internal/result"
 	"github.com/proxybench/proxybench/internal/sample"
+	"github.com/proxybench/proxybench/observe"
 	"github.com/proxybench/proxybench/report"
 	"github.com/proxybench/proxybench/runner"
 	"github.com/proxybench/proxybench/stack"
@@ -323,5 +326,49 @@ func TestServedNotRun(t *testing.T) {
 		if got != tc.want || sv.Can(tc.job) != (tc.want == "") {
 			t.Errorf("%+v: not run %q, can %v; want %q", tc.job, got, sv.Can(tc.job), tc.want)
 		}
+	}
+}
+
+// fakePoints records the capacity steps written beside k6's points; err fails every write.
+type fakePoints struct {
+	steps []observe.CapacityStep
+	err   error
+}
+
+func (f *fakePoints) Write(context.Context, *result.Result, *sample.Resources, time.Time) error {
+	return f.err
+}
+
+func (f *fakePoints) WriteStep(_ context.Context, s observe.CapacityStep, _ time.Time) error {
+	f.steps = append(f.steps, s)
+	return f.err
+}
+
+func TestCapacityStepsArePoints(t *testing.T) {
+	plan := Plan{
+		Targets: []string{stack.Direct, "nginx"}, Protos: []string{"h1c"}, Modes: []string{"reused", "capacity"}, Runs: 1,
+		Ceilings: map[string]int{"h1c": 5000}, CapacityProtos: []string{"h1c"}, CapacityP99: 10,
+	}
+	b, _, _, _ := newTestBench(t)
+	fp := &fakePoints{}
+	b.Points = fp
+	b.Run(context.Background(), plan)
+	var want []observe.CapacityStep
+	for _, c := range b.Report.Capacity {
+		for _, st := range c.Steps {
+			want = append(want, observe.CapacityStep{TestID: "t1", Target: c.Target, Proto: "h1c", GoalMS: 10, OfferedRPS: st.Rate, P99MS: st.P99, Held: st.Held})
+		}
+	}
+	if len(want) == 0 || !reflect.DeepEqual(fp.steps, want) {
+		t.Errorf("capacity points:\n got %+v\nwant one per step of the report's searches %+v", fp.steps, want)
+	}
+
+	// a database that fails is said once, and the bench goes on without it
+	b, _, _, stderr := newTestBench(t)
+	fp = &fakePoints{err: errors.New("write a capacity step to InfluxDB: 503 Service Unavailable")}
+	b.Points = fp
+	b.Run(context.Background(), plan)
+	if n := strings.Count(stderr.String(), "503 Service Unavailable"); n != 1 || len(fp.steps) != 1 || len(b.Report.Capacity) != 2 {
+		t.Errorf("failing database: said %d times, %d writes tried, %d searches; want said once, one write tried, both searched:\n%s", n, len(fp.steps), len(b.Report.Capacity), stderr)
 	}
 }

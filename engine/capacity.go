@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/proxybench/proxybench/internal/calibrate"
 	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/observe"
 	"github.com/proxybench/proxybench/report"
 	"github.com/proxybench/proxybench/runner"
 	"github.com/proxybench/proxybench/stack"
@@ -76,7 +78,7 @@ func (b *Bench) searchCapacity(ctx context.Context, p Plan, target, proto string
 			// the equal-load pass ran this very step: its run is the search's first
 			files[rate] = file
 			fmt.Fprintf(b.Stderr, "capacity %s %s: %d req/s (the equal-load run)\n", proto, target, rate)
-			return calibrate.SearchStep{P99: res.Latency.P99, Why: res.Held(p.CapacityP99)}
+			return b.capacityStep(target, proto, rate, p.CapacityP99, res)
 		}
 		step++
 		j := runner.JobOf(runner.EqualLoad, target, proto)
@@ -90,7 +92,7 @@ func (b *Bench) searchCapacity(ctx context.Context, p Plan, target, proto string
 		if path, err := b.Runner.ResultPath(b.TestID, j); err == nil {
 			files[rate] = relOr(b.Dir, path)
 		}
-		return calibrate.SearchStep{P99: res.Latency.P99, Why: res.Held(p.CapacityP99)}
+		return b.capacityStep(target, proto, rate, p.CapacityP99, res)
 	}, func() bool { return ctx.Err() != nil || b.fatal != nil })
 	c.Rate, c.AtCeiling = found.Rate, found.AtCeiling
 	for _, st := range found.Steps {
@@ -103,6 +105,19 @@ func (b *Bench) searchCapacity(ctx context.Context, p Plan, target, proto string
 		c.Err = "interrupted: the search did not end"
 	}
 	return c
+}
+
+// capacityStep judges one step of target's search over proto at rate, and writes it beside
+// k6's points for the curves dashboard.
+func (b *Bench) capacityStep(target, proto string, rate int, goalMS float64, res *result.Result) calibrate.SearchStep {
+	st := calibrate.SearchStep{P99: res.Latency.P99, Why: res.Held(goalMS)}
+	b.point(func(ctx context.Context, p Points) error {
+		return p.WriteStep(ctx, observe.CapacityStep{
+			TestID: b.TestID, Target: target, Proto: proto, GoalMS: goalMS,
+			OfferedRPS: rate, P99MS: st.P99, Held: st.Why == "",
+		}, time.Now())
+	})
+	return st
 }
 
 // equalLoadRun is the equal-load pass's first run of target over proto when it ran at rate,

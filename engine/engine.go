@@ -11,6 +11,7 @@ import (
 
 	"github.com/proxybench/proxybench/internal/result"
 	"github.com/proxybench/proxybench/internal/sample"
+	"github.com/proxybench/proxybench/observe"
 	"github.com/proxybench/proxybench/report"
 	"github.com/proxybench/proxybench/runner"
 )
@@ -36,9 +37,11 @@ type Runner interface {
 	ResultPath(testid string, j runner.Job) (string, error)
 }
 
-// Points is where each run's resources go beside k6's own points (InfluxDB).
+// Points is where each run's resources, and each capacity step, go beside k6's own points
+// (InfluxDB).
 type Points interface {
 	Write(ctx context.Context, r *result.Result, res *sample.Resources, at time.Time) error
+	WriteStep(ctx context.Context, s observe.CapacityStep, at time.Time) error
 }
 
 // Bench is one `proxybench bench`: what it runs against, and the saved run being built.

@@ -89,17 +89,25 @@ func (b *Bench) run(ctx context.Context, j runner.Job) *result.Result {
 	return res
 }
 
+// point writes one point to b.Points, if any. A failure is said once: the bench goes on, as
+// k6's output does when the database is down, and writes no more.
+func (b *Bench) point(write func(context.Context, Points) error) {
+	if b.Points == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := write(ctx, b.Points); err != nil {
+		fmt.Fprintf(b.Stderr, "warning: %v; no more points will be written beside k6's\n", err)
+		b.Points = nil
+	}
+}
+
 // add records a run: in memory, in InfluxDB when asked, and in bench.json at once.
 func (b *Bench) add(j runner.Job, res *result.Result, rs *sample.Resources) {
 	b.Results = append(b.Results, res)
 	if b.Points != nil && rs != nil && res.Err == "" && res.Skipped == "" {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if err := b.Points.Write(ctx, res, rs, time.Now()); err != nil {
-			// said once; the bench goes on, as k6's output does when the database is down
-			fmt.Fprintf(b.Stderr, "warning: %v; no more resource points will be written\n", err)
-			b.Points = nil
-		}
-		cancel()
+		b.point(func(ctx context.Context, p Points) error { return p.Write(ctx, res, rs, time.Now()) })
 	}
 	if j.Run <= 1 && res.Mode != report.EqualLoadMode {
 		b.tables = append(b.tables, res)

@@ -18,7 +18,7 @@ func TestDashboardURL(t *testing.T) {
 		{"no start: the dashboard's default", time.Time{}, start, base},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := DashboardURL("http://127.0.0.1:3000", "a b", tc.started, tc.finished); got != tc.want {
+			if got := DashboardURL("http://127.0.0.1:3000", ComparisonUID, "a b", tc.started, tc.finished); got != tc.want {
 				t.Errorf("got  %s\nwant %s", got, tc.want)
 			}
 		})

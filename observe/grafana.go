@@ -31,6 +31,8 @@ const (
 	GrafanaDefaultAddr = "127.0.0.1:3000"
 	// ComparisonUID is the uid of dashboards/definitions/proxy-comparison.json.
 	ComparisonUID = "proxybench-comparison"
+	// CurvesUID is the uid of dashboards/definitions/curves.json (the capacity search).
+	CurvesUID = "proxybench-curves"
 	// DataSourceUID is the provisioned InfluxDB data source every panel refers to.
 	DataSourceUID = "proxybench-influxdb"
 )
@@ -102,12 +104,12 @@ type GrafanaServer struct {
 // URL is Grafana's base URL.
 func (g *GrafanaServer) URL() string { return "http://" + g.Addr }
 
-// DashboardURL is the proxy comparison dashboard of one run, as a user opens it: on the run's
-// own time window, from a little before it started to a little after it finished, when both are
+// DashboardURL is dashboard uid (ComparisonUID, CurvesUID) of one run, as a user opens it: on
+// the run's own time window, from a little before it started to a little after it finished, when both are
 // known (the dashboard's default, the last hour, would miss a run older than that and squeeze
 // a short one), else on the default.
-func DashboardURL(base, testid string, started, finished time.Time) string {
-	u := base + "/d/" + ComparisonUID + "?orgId=1&var-testid=" + url.QueryEscape(testid)
+func DashboardURL(base, uid, testid string, started, finished time.Time) string {
+	u := base + "/d/" + uid + "?orgId=1&var-testid=" + url.QueryEscape(testid)
 	if !started.IsZero() && finished.After(started) {
 		u += fmt.Sprintf("&from=%d&to=%d", started.Add(-dashboardMargin).UnixMilli(), finished.Add(dashboardMargin).UnixMilli())
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proxybench/proxybench/report"
 	"github.com/proxybench/proxybench/stack"
 )
 
@@ -101,7 +102,7 @@ func startGrafanaRun(t *testing.T) *grafanaRun {
 	targets := writeBenchTargets(t, tmp)
 	st := &State{Server: *influx, Bucket: DefaultBucket}
 	cmd := exec.Command(filepath.Join(root, "bin", "proxybench"), "bench", "-targets", "nginx",
-		"-modes", "reused,fresh,probe", "-protos", "h1c,h2", "-runs", "1", "-calibrate-seconds", "0", "-testid", r.testid)
+		"-modes", "reused,fresh,probe,capacity", "-capacity-protos", "h1c", "-protos", "h1c,h2", "-runs", "1", "-calibrate-seconds", "0", "-testid", r.testid)
 	cmd.Dir = root
 	cmd.Env = append(append(os.Environ(), "TARGETS_FILE="+targets, "PROXYBENCH_RUN="+filepath.Join(tmp, "run"),
 		"RESULTS_DIR="+filepath.Join(root, "results")), append(grafanaBenchEnv, st.K6Env()...)...)
@@ -445,6 +446,9 @@ func (b *benchResult) metric(name, stat string) (float64, bool) {
 func (r *grafanaRun) loadResults(t *testing.T) []*benchResult {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(r.results, "*.json"))
+	// the capacity search's steps: equal-load runs of their own, streamed as any run is
+	steps, _ := filepath.Glob(filepath.Join(r.results, report.CapacityDir, "*.json"))
+	files = append(files, steps...)
 	var out []*benchResult
 	for _, f := range files {
 		if filepath.Base(f) == "bench.json" {
@@ -559,6 +563,7 @@ func (r *grafanaRun) reconcile(t *testing.T) {
 		}
 	}
 	figs = append(figs, r.liveFigures(t, byFile["live-run.json"], results)...)
+	figs = append(figs, r.capacityFigures(t, byFile["curves.json"])...)
 
 	var table strings.Builder
 	fmt.Fprintf(&table, "| cell | figure | dashboard | result JSON | error | allowed | |\n|---|---|---|---|---|---|---|\n")
@@ -662,6 +667,37 @@ func rateTolFor(b *benchResult) float64 {
 	}
 	slowest, _ := b.metric("http_req_duration", "max")
 	return rateTol + slowest/1000/b.Duration
+}
+
+// capacityFigures are each capacity search's result in bench.json beside the curves'
+// dashboard's table: the rate held, and its p99, exactly (both are the search's own step, one
+// point each).
+func (r *grafanaRun) capacityFigures(t *testing.T, d Dashboard) []figure {
+	saved, err := report.Load(r.results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(saved.Capacity) == 0 {
+		t.Fatal("bench.json holds no capacity search: the bench ran none")
+	}
+	dash := r.tableValues(t, d, "Capacity at the goal, per protocol")
+	var figs []figure
+	for _, c := range saved.Capacity {
+		if c.Rate == 0 {
+			continue // "none at this goal": no row
+		}
+		for _, f := range []struct {
+			col  string
+			want float64
+		}{{"capacity req/s", float64(c.Rate)}, {"p99 ms", c.P99}} {
+			v, ok := dash[cellKey{f.col, c.Target, c.Proto}]
+			figs = append(figs, figure{
+				cell: c.Target + " capacity-" + c.Proto, name: f.col, dashboard: v, result: f.want,
+				floor: 1e-9, why: "exact: the step's own point", missingDash: !ok,
+			})
+		}
+	}
+	return figs
 }
 
 func newFigure(b *benchResult, name string, dash map[cellKey]float64, col string, want float64, have bool, tol, floor float64, why string) figure {
@@ -813,9 +849,9 @@ func (r *grafanaRun) render(t *testing.T, dashboards []Dashboard) {
 	var views []view
 	for _, d := range dashboards {
 		page := r.grafana.URL() + "/d/" + d.UID + "?orgId=1&kiosk&from=now-30m&to=now&var-testid=" + r.testid
-		if d.UID == ComparisonUID {
-			// the URL make bench prints: the run's own window, which every panel must fill
-			page = DashboardURL(r.grafana.URL(), r.testid, r.from, r.to) + "&kiosk"
+		if d.UID == ComparisonUID || d.UID == CurvesUID {
+			// the URLs make bench prints: the run's own window, which every panel must fill
+			page = DashboardURL(r.grafana.URL(), d.UID, r.testid, r.from, r.to) + "&kiosk"
 		}
 		views = append(views, view{d, page, filepath.Join(dir, strings.TrimSuffix(d.File, ".json")+".png")})
 		if d.File == "proxy-comparison.json" {

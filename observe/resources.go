@@ -25,6 +25,11 @@ const ResourcesMeasurement = "proxybench_resources"
 // ResourcesDashboard is the dashboard (in dashboards/definitions) that reads them.
 const ResourcesDashboard = "resources.json"
 
+// CapacityMeasurement holds the capacity search's steps, one point per rate tried: the rate
+// offered, the p99 it ran with, and whether it held within the goal. The curves dashboard
+// reads it (p99 against offered rate, the highest rate held).
+const CapacityMeasurement = "proxybench_capacity"
+
 // ResourceWriter writes the runner's resource figures to the InfluxDB k6 streams into, through
 // the same v2 write API and the same settings (K6_INFLUXDB_ADDR, _ORGANIZATION, _BUCKET,
 // _TOKEN), so that they land beside k6's own points, tagged alike.
@@ -58,7 +63,16 @@ func ResourceWriterFromEnv() *ResourceWriter {
 // Write sends one run's figures, tagged testid, target, proto (the wire protocol, as k6's
 // points: HTTP/1.1, HTTP/2.0, HTTP/3.0), mode and scenario, at time at.
 func (w *ResourceWriter) Write(ctx context.Context, r *result.Result, res *sample.Resources, at time.Time) error {
-	line := ResourceLine(r, res, at)
+	return w.post(ctx, "resources", ResourceLine(r, res, at))
+}
+
+// WriteStep sends one step of a capacity search (CapacityLine).
+func (w *ResourceWriter) WriteStep(ctx context.Context, s CapacityStep, at time.Time) error {
+	return w.post(ctx, "a capacity step", CapacityLine(s, at))
+}
+
+// post writes line, what names it in an error.
+func (w *ResourceWriter) post(ctx context.Context, what, line string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, bytes.NewBufferString(line))
 	if err != nil {
 		return err
@@ -68,11 +82,11 @@ func (w *ResourceWriter) Write(ctx context.Context, r *result.Result, res *sampl
 	}
 	resp, err := w.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("write resources to InfluxDB: %w", err)
+		return fmt.Errorf("write %s to InfluxDB: %w", what, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("write resources to InfluxDB: %s", resp.Status)
+		return fmt.Errorf("write %s to InfluxDB: %s", what, resp.Status)
 	}
 	return nil
 }

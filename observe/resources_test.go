@@ -55,3 +55,12 @@ func TestResourceWriterFromEnv(t *testing.T) {
 		}
 	}
 }
+
+func TestCapacityLine(t *testing.T) {
+	t.Parallel()
+	s := CapacityStep{TestID: "id 1", Target: "nginx", Proto: "h1c", GoalMS: 10, OfferedRPS: 4000, P99MS: 12.5, Held: false}
+	want := `proxybench_capacity,proto=h1c,target=nginx,testid=id\ 1 offered_rps=4000,p99_ms=12.5,held=false,goal_ms=10 1000000005` + "\n"
+	if got := CapacityLine(s, time.Unix(1, 5)); got != want {
+		t.Errorf("CapacityLine:\n got %q\nwant %q", got, want)
+	}
+}

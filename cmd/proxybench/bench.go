@@ -99,7 +99,10 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	fmt.Printf("\nreport: %s\n", filepath.Join(b.Dir, "report.html"))
 	// the Grafana `make bench OBSERVE=1` started beside InfluxDB shows the same run
 	if g, err := observe.LoadGrafanaState(s.RunDir); err == nil && g != nil && g.Alive() {
-		fmt.Printf("grafana: %s\n", observe.DashboardURL(g.URL(), f.testid, b.Report.Started, b.Report.Finished))
+		fmt.Printf("grafana: %s\n", observe.DashboardURL(g.URL(), observe.ComparisonUID, f.testid, b.Report.Started, b.Report.Finished))
+		if len(b.Report.Capacity) > 0 {
+			fmt.Printf("grafana, the capacity curves: %s\n", observe.DashboardURL(g.URL(), observe.CurvesUID, f.testid, b.Report.Started, b.Report.Finished))
+		}
 	}
 	err = b.Err()
 	if failed := h.st.Failures(); len(failed) > 0 && b.Complete() {
