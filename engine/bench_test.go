@@ -63,6 +63,7 @@ type fakeRunner struct {
 	ran     []string // scenario/target/run, in order
 	pids    []int    // the target pid each run was sampled with
 	ups     []int    // and the upstream's
+	envs    []string // each run's own environment, space-separated
 	// after is called after each run, with how many have run: a signal, say.
 	after func(n int)
 }
@@ -71,6 +72,7 @@ func (f *fakeRunner) Sampled(_ context.Context, testid string, j runner.Job, tar
 	f.ran = append(f.ran, fmt.Sprintf("%s/%s/%d", j.Scenario, j.Target, max(j.Run, 1)))
 	f.pids = append(f.pids, target)
 	f.ups = append(f.ups, upstream)
+	f.envs = append(f.envs, strings.Join(j.Env, " "))
 	f.targets.runs[j.Target]++
 	rps := f.rps[j.Target]
 	res := &result.Result{
@@ -347,9 +349,10 @@ func (f *fakePoints) WriteStep(_ context.Context, s observe.CapacityStep, _ time
 func TestCapacityStepsArePoints(t *testing.T) {
 	plan := Plan{
 		Targets: []string{stack.Direct, "nginx"}, Protos: []string{"h1c"}, Modes: []string{"reused", "capacity"}, Runs: 1,
-		Ceilings: map[string]int{"h1c": 5000}, CapacityProtos: []string{"h1c"}, CapacityP99: 10,
+		CapacityProtos: []string{"h1c"}, CapacityP99: 10, Connections: 32,
 	}
-	b, _, _, _ := newTestBench(t)
+	b, _, fr, _ := newTestBench(t)
+	fr.rps["nginx"] = 16000 // equal load at 8,000 req/s: steps above 3,200 and below
 	fp := &fakePoints{}
 	b.Points = fp
 	b.Run(context.Background(), plan)
@@ -362,6 +365,26 @@ func TestCapacityStepsArePoints(t *testing.T) {
 	if len(want) == 0 || !reflect.DeepEqual(fp.steps, want) {
 		t.Errorf("capacity points:\n got %+v\nwant one per step of the report's searches %+v", fp.steps, want)
 	}
+	// every step ran with the pool its rate needs: above 3,200 req/s, more than the plan's 32
+	widened := 0
+	for i, ran := range fr.ran {
+		if !strings.Contains(fr.envs[i], "WARMUP="+capacityWarmup) {
+			continue // not a step of its own: the matrix, the equal-load pass
+		}
+		var rate int
+		fmt.Sscanf(fr.envs[i], "RATE=%d", &rate)
+		want := capacityConnections("h1c", rate, 10, 32)
+		has := strings.Contains(fr.envs[i], fmt.Sprintf("CONNECTIONS=%d", want))
+		if has != (want > 32) {
+			t.Errorf("%s: env %q, want CONNECTIONS=%d only above the plan's 32", ran, fr.envs[i], want)
+		}
+		if has {
+			widened++
+		}
+	}
+	if widened == 0 || widened == len(fp.steps) {
+		t.Errorf("%d of %d steps widened the pool: the test wants steps on both sides of 3,200 req/s", widened, len(fp.steps))
+	}
 
 	// a database that fails is said once, and the bench goes on without it
 	b, _, _, stderr := newTestBench(t)
@@ -370,5 +393,25 @@ func TestCapacityStepsArePoints(t *testing.T) {
 	b.Run(context.Background(), plan)
 	if n := strings.Count(stderr.String(), "503 Service Unavailable"); n != 1 || len(fp.steps) != 1 || len(b.Report.Capacity) != 2 {
 		t.Errorf("failing database: said %d times, %d writes tried, %d searches; want said once, one write tried, both searched:\n%s", n, len(fp.steps), len(b.Report.Capacity), stderr)
+	}
+}
+
+func TestCapacityConnections(t *testing.T) {
+	for _, tc := range []struct {
+		proto       string
+		rate        int
+		goalMS      float64
+		connections int
+		want        int
+	}{
+		{"h1c", 1000, 10, 32, 32},   // 10 in flight at the goal: the plan's pool holds them
+		{"h1c", 2355, 10, 4, 24},    // each connection's requests due every 10.2 ms
+		{"h1", 4323, 10, 32, 44},    // 43.23 rounded up
+		{"h1c", 10000, 0.5, 32, 32}, // a tight goal needs no more
+		{"h2", 20000, 10, 32, 32},   // streams: the plan's connections
+	} {
+		if got := capacityConnections(tc.proto, tc.rate, tc.goalMS, tc.connections); got != tc.want {
+			t.Errorf("capacityConnections(%s, %d req/s, %g ms, %d) = %d, want %d", tc.proto, tc.rate, tc.goalMS, tc.connections, got, tc.want)
+		}
 	}
 }

@@ -21,6 +21,9 @@ type Plan struct {
 	// CapacityP99 its latency goal in ms.
 	CapacityProtos []string
 	CapacityP99    float64
+	// Connections is the profile's CONNECTIONS: the equal-load pool a capacity step widens
+	// over HTTP/1.1 when its rate needs more (capacityConnections).
+	Connections int
 }
 
 // capacity tells whether the plan searches each target's capacity.

@@ -91,7 +91,7 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	b.Run(ctx, engine.Plan{
 		Targets: names, Protos: f.protos, Modes: f.modes, Runs: f.runs,
 		Ceilings:       engine.ReadCeilings(s.RunDir),
-		CapacityProtos: f.capacityProtos, CapacityP99: f.capacityP99,
+		CapacityProtos: f.capacityProtos, CapacityP99: f.capacityP99, Connections: f.load.Connections,
 	})
 	if err := b.WriteReport(); err != nil {
 		return err
