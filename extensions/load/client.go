@@ -31,6 +31,9 @@ type Client struct {
 	times *dialTimes  // set by the fresh loop: the handshakes of the connection dialled last
 	sched schedule    // the open model's last schedule (open.go)
 	fresh *freshParts // the fresh loop's request and reader, made by its first call
+
+	idle   []idleConn // connections idle() holds besides conn, nothing read or written (idle.go)
+	idling bool       // idle() is opening: an h2 connection gets small buffers (openH2)
 }
 
 // Result is what run() returns to the script: this call's totals.
@@ -61,6 +64,10 @@ func (c *Client) Run(until float64) (Result, error) {
 	if ctx.Err() != nil {
 		// abort closed the connection (or is about to): the next call, if any, opens anew
 		c.drop()
+	} else if c.conn != nil {
+		// the deadline came with the connection serving: one the plan counted on, held to the
+		// end (a connection the server never answered is cut off by the context instead)
+		rec.held(1)
 	}
 	return k.result(), nil
 }

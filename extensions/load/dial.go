@@ -69,7 +69,7 @@ func dial(ctx context.Context, state *lib.State, td *tcpDialer, p *plan, under f
 	_ = conn.SetDeadline(time.Now().Add(p.timeout))
 	if err := tc.HandshakeContext(ctx); err != nil {
 		_ = conn.Close()
-		return nil, fmt.Errorf("TLS handshake with %s: %w", p.addr, err)
+		return nil, fmt.Errorf("%w with %s: %w", errHandshake, p.addr, err)
 	}
 	if times != nil {
 		times.tlsHandshaking = time.Since(connected)
@@ -82,8 +82,12 @@ func dial(ctx context.Context, state *lib.State, td *tcpDialer, p *plan, under f
 	return tc, nil
 }
 
-// errWrongProto is a connection that would not carry the protocol measured.
-var errWrongProto = errors.New("wrong protocol")
+// errWrongProto is a connection that would not carry the protocol measured, errHandshake one
+// whose TLS handshake failed.
+var (
+	errWrongProto = errors.New("wrong protocol")
+	errHandshake  = errors.New("TLS handshake")
+)
 
 // readBuffered is a connection read through a buffer whose fill a loop can see: under TLS, it
 // tells whether more records have already arrived than the one being decrypted.

@@ -82,15 +82,22 @@ func h2Headers(p *plan, userAgent string) []byte {
 // server's SETTINGS (its first frame) so that the first streams respect its limit.
 func (c *Client) openH2(ctx context.Context, state *lib.State, rec *recorder) (*h2Conn, error) {
 	var raw *bufio.Reader
-	conn, err := c.connect(ctx, state, rec, func(tcp net.Conn) net.Conn {
+	under := func(tcp net.Conn) net.Conn {
 		raw = bufio.NewReaderSize(tcp, 64<<10)
 		return &readBuffered{Conn: tcp, r: raw}
-	})
+	}
+	readSize, writeSize := 64<<10, 16<<10
+	if c.idling {
+		// a connection that will sit idle after one stream: no buffer of its own under TLS
+		// (raw reads as empty), small ones above it, which go once it is held
+		under, raw, readSize, writeSize = nil, bufio.NewReaderSize(nil, 16), 8<<10, 4<<10
+	}
+	conn, err := c.connect(ctx, state, rec, under)
 	if err != nil {
 		return nil, err
 	}
 	h := &h2Conn{
-		conn: conn, raw: raw, br: bufio.NewReaderSize(conn, 64<<10), bw: bufio.NewWriterSize(conn, 16<<10),
+		conn: conn, raw: raw, br: bufio.NewReaderSize(conn, readSize), bw: bufio.NewWriterSize(conn, writeSize),
 		dl: deadline{conn: conn, timeout: c.p.timeout}, nextID: 1, streams: map[uint32]*h2Stream{}, maxStreams: -1,
 	}
 	h.fr = http2.NewFramer(h.bw, h.br)

@@ -84,6 +84,7 @@ type tally struct {
 	newConns, late           float64
 	bad                      map[string]float64 // bad_responses by why
 	differsAt                []float64          // body_differs_at samples
+	lost                     map[string]float64 // connections_lost by why
 	wrongProto               float64
 	protos                   map[string]bool
 	errorCodes               map[string]bool
@@ -94,7 +95,7 @@ type tally struct {
 
 func (e *testEnv) tally() tally {
 	t := tally{
-		reqsByStatus: map[string]float64{}, bad: map[string]float64{}, protos: map[string]bool{}, errorCodes: map[string]bool{},
+		reqsByStatus: map[string]float64{}, bad: map[string]float64{}, lost: map[string]float64{}, protos: map[string]bool{}, errorCodes: map[string]bool{},
 		samples: map[string]int{}, sums: map[string]float64{}, max: map[string]float64{},
 	}
 	for {
@@ -131,6 +132,8 @@ func (e *testEnv) tally() tally {
 					t.wrongProto += s.Value
 				case "body_differs_at":
 					t.differsAt = append(t.differsAt, s.Value)
+				case "connections_lost":
+					t.lost[tags["why"]] += s.Value
 				}
 			}
 		default:
@@ -164,6 +167,12 @@ func serve(t testing.TB, proto string, h http.Handler, before ...func(*http.Serv
 	for _, f := range before {
 		f(srv.Config) // before it serves: the server reads its Config from then on
 	}
+	return srv, start(t, proto, srv)
+}
+
+// start starts srv as serve does, and returns its URL.
+func start(t testing.TB, proto string, srv *httptest.Server) (url string) {
+	t.Helper()
 	switch proto {
 	case "h1c":
 		srv.Start()
@@ -179,7 +188,7 @@ func serve(t testing.TB, proto string, h http.Handler, before ...func(*http.Serv
 	if proto == "h1c" {
 		scheme = "http"
 	}
-	return srv, scheme + "://" + testHost + ":" + port + "/"
+	return scheme + "://" + testHost + ":" + port + "/"
 }
 
 // roots trusts srv's certificate (nil for cleartext).

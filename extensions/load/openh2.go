@@ -25,6 +25,9 @@ type h2Reader struct {
 // ends.
 func startReader(h *h2Conn) *h2Reader {
 	r := &h2Reader{out: make(chan outcome, 256), err: make(chan error, 1)}
+	// it reads for as long as the schedule runs: not bound by the deadline of the dial's
+	// handshake, or of an earlier call's streams (wake fails a stream past its timeout)
+	_ = h.conn.SetReadDeadline(time.Time{})
 	go func() {
 		var ended []outcome
 		for {
@@ -80,6 +83,9 @@ func (c *Client) runOpenH2(ctx context.Context, state *lib.State, rec *recorder,
 			o.waiting = append(o.waiting, due)
 		}
 		h := c.h2
+		if h != nil && h.reader == nil {
+			h.reader = startReader(h) // opened by another call (idle()), read by the VU until now
+		}
 		if h == nil && len(o.waiting) > 0 {
 			var err error
 			if h, err = c.openH2(ctx, state, rec); err != nil {

@@ -31,6 +31,7 @@ type customMetrics struct {
 	bodyDiffersAt                                          *metrics.Metric // a Trend of byte offsets, not times
 	behindSchedule, startLag                               *metrics.Metric // the open model's (open.go)
 	connTTFB                                               *metrics.Metric // the fresh loop's (fresh.go)
+	connectionsHeld, connectionsLost                       *metrics.Metric // held at a call's end (idle.go)
 }
 
 func registerCustom(r *metrics.Registry) (customMetrics, error) {
@@ -49,6 +50,8 @@ func registerCustom(r *metrics.Registry) (customMetrics, error) {
 		{"behind_schedule", metrics.Counter, &m.behindSchedule, metrics.Default},
 		{"start_lag", metrics.Trend, &m.startLag, metrics.Time},
 		{"conn_ttfb", metrics.Trend, &m.connTTFB, metrics.Time},
+		{"connections_held", metrics.Counter, &m.connectionsHeld, metrics.Default},
+		{"connections_lost", metrics.Counter, &m.connectionsLost, metrics.Default},
 	} {
 		mt, err := r.NewMetric(c.name, c.typ, c.vt)
 		if err != nil {
@@ -219,28 +222,25 @@ func (r *recorder) done(o outcome) {
 			r.sample(r.c.connTTFB, r.base, o.end, metrics.D(o.firstByte.Sub(o.dialStart)))
 		}
 	}
-	okStatus := o.status == 200
-	okSize := o.status != 0 && o.bytes == r.p.ExpectBytes
-	okBody := okSize && !o.differs
-	okProto := o.status != 0 && o.proto == r.p.protoTag
-	if !okStatus {
+	ok := r.p.check(o)
+	if !ok.status {
 		r.bad("status")
 	}
 	switch {
-	case !okSize:
+	case !ok.size:
 		r.bad("size")
-	case !okBody:
+	case !ok.body:
 		r.bad("body")
 		r.sample(r.c.bodyDiffersAt, r.base, o.end, float64(o.differsAt))
 	}
-	if !okProto {
+	if !ok.proto {
 		r.bad("proto")
 		if o.status != 0 {
 			r.count(r.c.wrongProto, r.base, 1)
 		}
 	}
 	pass := 0.0
-	if okStatus && okBody && okProto {
+	if ok.pass() {
 		pass = 1
 	}
 	r.sample(r.b.Checks, r.check, o.end, pass)
@@ -256,6 +256,38 @@ func (r *recorder) done(o outcome) {
 	}
 }
 
+// checked is what every answer is held to: status 200, the exact body (its size, and its bytes
+// when the plan expects some) and the expected protocol.
+type checked struct {
+	status, size, body, proto bool
+}
+
+func (p *plan) check(o outcome) checked {
+	c := checked{
+		status: o.status == 200,
+		size:   o.status != 0 && o.bytes == p.ExpectBytes,
+		proto:  o.status != 0 && o.proto == p.protoTag,
+	}
+	c.body = c.size && !o.differs
+	return c
+}
+
+func (c checked) pass() bool { return c.status && c.body && c.proto }
+
+// held counts n connections still open and serving at the end of a call.
+func (r *recorder) held(n int) {
+	if n > 0 {
+		r.count(r.c.connectionsHeld, r.base, float64(n))
+	}
+}
+
+// lost counts n connections the plan counted on and the server did not keep, by why.
+func (r *recorder) lost(why string, n int) {
+	if n > 0 {
+		r.count(r.c.connectionsLost, r.whyTags(why), float64(n))
+	}
+}
+
 // behind records when a request of the open model left: late, its connection was still busy
 // when it was due; lag, how long after it was due it left.
 func (r *recorder) behind(late bool, lag time.Duration) {
@@ -266,12 +298,17 @@ func (r *recorder) behind(late bool, lag time.Duration) {
 }
 
 func (r *recorder) bad(why string) {
+	r.count(r.c.badResponses, r.whyTags(why), 1)
+}
+
+// whyTags are the base tags with why, made once per why.
+func (r *recorder) whyTags(why string) *metrics.TagSet {
 	t, ok := r.why[why]
 	if !ok {
 		t = r.base.With("why", why)
 		r.why[why] = t
 	}
-	r.count(r.c.badResponses, t, 1)
+	return t
 }
 
 // flush hands the samples to k6: one container, so k6 takes them in one channel send.

@@ -28,6 +28,15 @@ type strictH2 struct {
 // serveStrictH2 starts it on loopback with httptest's certificate, whose roots srv trusts.
 func serveStrictH2(t *testing.T, delay time.Duration) (s *strictH2, srv *httptest.Server, url string) {
 	t.Helper()
+	s = &strictH2{delay: delay}
+	srv, url = serveRawH2(t, s.serve)
+	return s, srv, url
+}
+
+// serveRawH2 serves each connection with serve on loopback, over TLS with ALPN h2 and
+// httptest's certificate, whose roots srv trusts: an HTTP/2 server written frame by frame.
+func serveRawH2(t *testing.T, serve func(net.Conn)) (srv *httptest.Server, url string) {
+	t.Helper()
 	srv = httptest.NewUnstartedServer(nil)
 	srv.StartTLS() // for its certificate only
 	srv.Close()
@@ -38,18 +47,17 @@ func serveStrictH2(t *testing.T, delay time.Duration) (s *strictH2, srv *httptes
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ln.Close() })
-	s = &strictH2{delay: delay}
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			go s.serve(c)
+			go serve(c)
 		}
 	}()
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	return s, srv, "https://" + testHost + ":" + port + "/"
+	return srv, "https://" + testHost + ":" + port + "/"
 }
 
 func (s *strictH2) serve(c net.Conn) {
