@@ -71,6 +71,7 @@ func runDetails(b *Bench) table {
 	machine := strings.TrimSpace(strings.Join(nonEmpty(manifestString(b, "cpu_model"), cpusText(b), manifestString(b, "kernel")), ", "))
 	add("Machine", machine)
 	add("CPU pinning", manifestString(b, "pinning"))
+	add("Open files (RLIMIT_NOFILE)", manifestString(b, "open_files"))
 	switch b.Manifest["restart_between_runs"] {
 	case true:
 		add("Targets", "restarted before each run (RESTART=1)")

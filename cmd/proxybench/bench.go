@@ -38,6 +38,10 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
+	files, err := stack.OpenFilesLimit()
+	if err != nil {
+		return err
+	}
 	if f.check {
 		return nil
 	}
@@ -69,6 +73,7 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	}
 	m := engine.Manifest(ctx, s, h.r.K6, names, f.profile)
 	m["restart_between_runs"] = f.restart
+	m["open_files"] = files.String()
 	if slices.Contains(f.modes, "capacity") {
 		m["capacity"] = fmt.Sprintf("the highest rate held with p99 ≤ %g ms, over %s", f.capacityP99, strings.Join(f.capacityProtos, ", "))
 	}

@@ -65,6 +65,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "proxybench "+os.Args[1]+": "+err.Error())
 		os.Exit(2)
 	}
+	// every process the commands start (the stack's, k6) may hold as many files as allowed
+	if err := stack.RaiseOpenFiles(); err != nil {
+		fmt.Fprintln(os.Stderr, "proxybench "+os.Args[1]+": warning: "+err.Error())
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := commands[os.Args[1]](ctx, os.Args[2:]); err != nil {
