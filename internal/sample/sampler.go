@@ -37,6 +37,9 @@ type Sampler struct {
 	// and at its end; idleOK is false once /proc/stat could not be read.
 	trace  []clientPoint
 	idleOK bool
+	// targetTrace is the target's RSS and CPU at every sample, for the figures of a part of
+	// the run (Window: an idle run's hold).
+	targetTrace []targetPoint
 
 	// Used by the sampling goroutine only (and by Stop once it ended).
 	kids     map[int][]int // ppid → children, from the last scan of /proc
@@ -274,6 +277,7 @@ func (s *Sampler) sample(baseline, final bool) {
 	if len(tStats) == 0 && s.samples > 0 {
 		return // the target is gone: nothing to add to the RSS figures
 	}
+	s.targetTrace = append(s.targetTrace, targetPoint{at: time.Now(), rss: rss, cpu: s.target.delta()})
 	s.samples++
 	s.rssSum += rss
 	if rss > s.rssPeak {
