@@ -316,6 +316,7 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 	if runErr != nil && (!errors.As(runErr, &exit) || exit.ExitCode() != thresholdsFailed) {
 		if got, err := result.LoadResult(summary); err == nil {
 			got.Err = fmt.Sprintf("k6 exited: %v", runErr)
+			got.IdleCost = idleCost(sampler, got)
 			r.annotate(got, j, summary, watched, all)
 			return got, res
 		}
@@ -325,6 +326,7 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 	if err != nil {
 		return fail(fmt.Errorf("k6 run %s (target %s) wrote no result: %w", j.Scenario, j.Target, err)), nil
 	}
+	got.IdleCost = idleCost(sampler, got)
 	r.annotate(got, j, summary, watched, all)
 	return got, res
 }
@@ -394,6 +396,9 @@ func (r *Runner) annotate(got *result.Result, j Job, summary string, w *watch, a
 	}
 	if got.Cost != nil {
 		add["cost"] = got.Cost
+	}
+	if got.IdleCost != nil {
+		add["idle_cost"] = got.IdleCost
 	}
 	got.Judge()
 	add["valid"], add["invalid"], add["overload"] = got.Valid, result.NonNil(got.Invalid), got.Overload

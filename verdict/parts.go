@@ -14,6 +14,11 @@ func (c *Counts) Add(p *Counts, label string) {
 	c.WrongProto += p.WrongProto
 	addEach(&c.BadResponses, p.BadResponses)
 	addEach(&c.Failures, p.Failures)
+	addEach(&c.ConnectionsLost, p.ConnectionsLost)
+	if p.ConnectionsHeld != nil {
+		v := deref(c.ConnectionsHeld) + *p.ConnectionsHeld
+		c.ConnectionsHeld = &v
+	}
 	if at := p.BodyDiffersAt; at != nil && (c.BodyDiffersAt == nil || *at < *c.BodyDiffersAt) {
 		v := *at
 		c.BodyDiffersAt, c.BodyBytes = &v, p.BodyBytes

@@ -65,8 +65,14 @@ type Counts struct {
 	BodyDiffersAt     *float64 `json:"body_differs_at,omitempty"`
 	BodyBytes         float64  `json:"body_bytes,omitempty"`
 	ConnectionsOpened *float64 `json:"connections_opened,omitempty"` // warm-up and measured, setup's probe left out
-	FailedChecks      []string `json:"failed_checks"`
-	FailedThresholds  []string `json:"failed_thresholds"`
+	// ConnectionsHeld is the connections still open and serving at the end (a reused run's
+	// measured window, an idle run's hold), as the native loop counts them; nil: not counted
+	// (k6/http). ConnectionsLost are those the plan counted on and the target did not keep,
+	// by why (refused, reset, timeout, tls, answer, unopened, closed, other).
+	ConnectionsHeld  *float64           `json:"connections_held,omitempty"`
+	ConnectionsLost  map[string]float64 `json:"connections_lost,omitempty"`
+	FailedChecks     []string           `json:"failed_checks"`
+	FailedThresholds []string           `json:"failed_thresholds"`
 	// SetupOK: setup() probed the target. When it threw, nothing else the run counted matters.
 	SetupOK bool `json:"setup_ok"`
 	// Findings are a probe's own rules broken, in its words (compressed by the proxy): what
@@ -183,6 +189,7 @@ var totalsRules = []func(Run) string{
 	noChecks,
 	freshReused,
 	reuseBroken,
+	connectionsNotHeld,
 	answeredWithoutUpstream,
 }
 
@@ -346,6 +353,40 @@ func reuseBroken(r Run) string {
 	}
 	return fmt.Sprintf("%s connections opened%s for %s planned (one per VU, at most %s with the margin) over %s measured requests: "+
 		"the target did not keep connections alive", n(*opened), by, n(deref(r.Plan.ConnectionsPlanned)), n(*allowed), n(r.Requests))
+}
+
+// lostWords say why connections were not held, in the order a connection's life meets them.
+var lostWords = []struct{ why, words string }{
+	{"refused", "refused"},
+	{"reset", "reset or closed before their first answer"},
+	{"timeout", "not connected or not answered within the request timeout"},
+	{"tls", "failed their TLS handshake"},
+	{"answer", "answered wrong"},
+	{"unopened", "not opened in the time given"},
+	{"closed", "closed by the target while held"},
+	{"other", "lost otherwise"},
+}
+
+// connectionsNotHeld: the client counted the connections it still held, serving, at the end
+// of the run (a reused run's measured window, an idle run's hold). Fewer than planned, and the
+// target capped connections below the plan: it refused, closed or never answered the rest,
+// whatever the requests on those it kept say (a connection never answered fails none).
+func connectionsNotHeld(r Run) string {
+	held, planned := r.Counts.ConnectionsHeld, r.Plan.ConnectionsPlanned
+	if held == nil || planned == nil || *held >= *planned {
+		return ""
+	}
+	var why []string
+	for _, w := range lostWords {
+		if c := r.Counts.ConnectionsLost[w.why]; c > 0 {
+			why = append(why, n(c)+" "+w.words)
+		}
+	}
+	s := fmt.Sprintf("the target held %s of the %s connections planned at the end", n(*held), n(*planned))
+	if len(why) > 0 {
+		s += " (" + strings.Join(why, ", ") + ")"
+	}
+	return s + ": it caps connections below the plan"
 }
 
 // answeredWithoutUpstream: every answer the client completed must have come from the upstream,

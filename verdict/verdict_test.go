@@ -47,6 +47,22 @@ func freshNative(n float64) Run {
 	return r
 }
 
+// idleH1 is a valid idle run over h1: 200 connections opened (each with one request), held,
+// and 100 requests trickled across a few of them in the hold.
+func idleH1() Run {
+	return Run{
+		Mode: "idle", ExpectedProto: "HTTP/1.1", Route: "/",
+		Requests: 100, Passes: 100, ProtosSeen: map[string]float64{"HTTP/1.1": 100},
+		NewConnections: f64(0),
+		Counts: Counts{
+			Unit: "requests", Answered: 301, Iterations: 20, SetupOK: true,
+			ConnectionsOpened: f64(200), ConnectionsHeld: f64(200),
+		},
+		Plan:     Plan{ConnectionsPlanned: f64(200), ConnectionsAllowed: f64(220), InFlight: 4},
+		Upstream: NewUpstream(301, 301, 4),
+	}
+}
+
 // streamProbe is a valid stream probe of 12 samples over h1c, on one warm connection.
 func streamProbe() Run {
 	return Run{
@@ -77,6 +93,34 @@ func TestJudge(t *testing.T) {
 		name: "fresh on the native loop: short of its floor",
 		run:  func() Run { return freshNative(1990) },
 		want: []string{"1990 requests completed, want at least 2000"},
+	}, {
+		name: "idle: every connection held",
+		run:  idleH1,
+	}, {
+		name: "idle: a target capping connections below the plan, refusing and closing the rest",
+		run: func() Run {
+			r := idleH1()
+			r.Counts.ConnectionsHeld = f64(120)
+			r.Counts.ConnectionsLost = map[string]float64{"closed": 10, "refused": 50, "timeout": 20}
+			return r
+		},
+		want: []string{"the target held 120 of the 200 connections planned at the end (50 refused, " +
+			"20 not connected or not answered within the request timeout, 10 closed by the target while held): it caps connections below the plan"},
+	}, {
+		name: "reused: a VU the target never answered is no failed request, but a connection not held",
+		run: func() Run {
+			r := reusedH2()
+			r.Counts.ConnectionsHeld = f64(31)
+			return r
+		},
+		want: []string{"the target held 31 of the 32 connections planned at the end: it caps connections below the plan"},
+	}, {
+		name: "reused on k6/http: the connections held are not counted",
+		run: func() Run {
+			r := reusedH2()
+			r.Counts.ConnectionsHeld = nil
+			return r
+		},
 	}, {
 		name: "a cache: the upstream answered a handful",
 		run: func() Run {
@@ -319,10 +363,13 @@ func TestCountsAdd(t *testing.T) {
 	sum.Add(&Counts{
 		Unit: "requests", Answered: 5, Iterations: 5, SetupOK: false, BadResponses: map[string]float64{"body": 1},
 		BodyDiffersAt: f64(6), BodyBytes: 4096, FailedChecks: []string{"c"}, Findings: []string{"late"},
-		Failures: map[string]float64{"timeout": 1},
+		Failures: map[string]float64{"timeout": 1}, ConnectionsHeld: f64(16), ConnectionsLost: map[string]float64{"reset": 2},
 	}, "segment 2/2")
 	if sum.Failures["timeout"] != 1 {
 		t.Errorf("sum %+v: want the failed sample of segment 2", sum)
+	}
+	if sum.ConnectionsHeld == nil || *sum.ConnectionsHeld != 16 || sum.ConnectionsLost["reset"] != 2 {
+		t.Errorf("sum %+v: want the connections segment 2 held (16) and lost (2 reset)", sum)
 	}
 	if sum.Answered != 15 || sum.Iterations != 15 || sum.BadResponses["body"] != 3 || *sum.BodyDiffersAt != 6 {
 		t.Errorf("sum %+v: want answered 15, iterations 15, body 3, first difference at 6", sum)

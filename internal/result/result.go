@@ -94,6 +94,10 @@ type Result struct {
 	OutsideLoad *OutsideLoad `json:"outside_load,omitempty"`
 	// Cost is the CPU each request cost, written by the runner when it sampled the run.
 	Cost *Cost `json:"cost,omitempty"`
+	// Idle is an idle run's plan and windows (scenarios/lib/idle.js); IdleCost what holding
+	// its connections cost the target, written by the runner from its samples (idle.go).
+	Idle     *Idle     `json:"idle,omitempty"`
+	IdleCost *IdleCost `json:"idle_cost,omitempty"`
 	// K6 is k6's own summary data (handleSummary's argument), of which the Go side reads the
 	// metrics' values (AllRequests).
 	K6 *K6Summary `json:"k6,omitempty"`

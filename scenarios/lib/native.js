@@ -12,7 +12,7 @@ import { requestParams, rootCheckName } from './checks.js';
 import { loadConfig } from './config.js';
 import { extension } from './extension.js';
 import { clockMs, now } from './metrics.js';
-import { freshOptions, reusedOptions, segmented, sel } from './options.js';
+import { freshOptions, hook, reusedOptions, segmented, sel } from './options.js';
 import { planOutput } from './output.js';
 import { FRESH_EXTRA, setupRoot } from './scenario.js';
 import { summarize } from './summary.js';
@@ -21,9 +21,11 @@ export const NATIVE_CLIENT = 'native';
 
 const load = extension('k6/x/proxybench/load');
 
-// nativeLoop is the VU's loop for GET / as cfg measures it.
-export function nativeLoop(cfg) {
+// nativeLoop is the VU's loop for GET / as cfg measures it; more are options of its own (a
+// timeout).
+export function nativeLoop(cfg, more = {}) {
   return load.client({
+    ...more,
     url: cfg.url,
     proto: cfg.proto.name,
     streams: cfg.proto.mux && cfg.mode === 'reused' ? cfg.streams : 1,
@@ -39,8 +41,12 @@ export function nativeScenario({ scenario }) {
   const cfg = loadConfig({ scenario, client: NATIVE_CLIENT });
   const out = planOutput(cfg);
   const loop = nativeLoop(cfg);
+  const options = reusedOptions(cfg);
+  // every VU's connection still serving when the window ends (the verdict's rule; a split
+  // run's instance holds its share, judged on the merged run)
+  options.thresholds[`connections_held${sel(cfg)}`] = segmented() ? hook.counter : [`count>=${cfg.connections}`];
   return {
-    options: reusedOptions(cfg),
+    options,
     setup: () => setupRoot(cfg, out),
     // One call runs to the end of the k6 scenario the VU is in (warm-up or measured): the loop
     // stops sending then and counts what ends after it in late_requests (window.js's rule).
@@ -50,7 +56,7 @@ export function nativeScenario({ scenario }) {
       loop.run(sc.startTime + lengthS * 1000);
     },
     handleSummary(data) {
-      return summarize(data, cfg, out);
+      return summarize(data, cfg, out, { held: true });
     },
   };
 }

@@ -12,6 +12,10 @@ export const PROTO_TAGS = ['HTTP/1.0', 'HTTP/1.1', 'HTTP/2.0', 'HTTP/3.0'];
 // Why a load scenario's response failed its check (checks.js checkRoot).
 export const BAD_WHY = ['status', 'size', 'body', 'proto'];
 
+// Why a connection the plan counted on was not held (k6/x/proxybench/load's connections_lost),
+// which the verdict words (verdict/verdict.go lostWords).
+export const LOST_WHY = ['refused', 'reset', 'timeout', 'tls', 'answer', 'unopened', 'closed', 'other'];
+
 // Why a probe sample failed: the why tag of probe_failures (lib/probes.js), which the verdict
 // words (verdict/failures.go).
 //   timeout: no response head within the sample's timeout (the connect, the TLS or QUIC
@@ -83,7 +87,7 @@ function ms(s) {
 
 // hook makes k6 compute a submetric for the summary data: k6 only keeps the submetrics that a
 // threshold names. These thresholds can't fail.
-const hook = {
+export const hook = {
   counter: ['count>=0'],
   trend: ['max>=0'],
   gauge: ['value>=0'],
@@ -139,7 +143,8 @@ export function cloudOptions(cfg) {
   return o;
 }
 
-function base(cfg) {
+// baseOptions are every script's options but its scenarios.
+export function baseOptions(cfg) {
   return {
     hosts: hosts(cfg.target),
     cloud: cloudOptions(cfg),
@@ -155,7 +160,7 @@ function base(cfg) {
 // reusedOptions: a warm-up (excluded), then C VUs for DURATION, each on its own keep-alive
 // connection; for h2 and h3 each VU's connection carries S concurrent streams (one batch).
 export function reusedOptions(cfg) {
-  const o = base(cfg);
+  const o = baseOptions(cfg);
   const vus = cfg.connections;
   const scenarios = {};
   let start = 0;
@@ -218,7 +223,7 @@ export function equalLoadPlan(cfg) {
 // equalLoadOptions: plan.rate requests a second of GET / for DURATION (constant-arrival-rate),
 // after an unmeasured warm-up at the same rate, whatever the target's latency.
 export function equalLoadOptions(cfg, plan) {
-  const o = base(cfg);
+  const o = baseOptions(cfg);
   const arrival = (duration, startTime) => ({
     executor: 'constant-arrival-rate',
     // RATE iterations a second, or for h2/h3 RATE batches of STREAMS requests per STREAMS seconds
@@ -248,7 +253,7 @@ export function equalLoadOptions(cfg, plan) {
 // freshOptions: REQUESTS iterations shared by FRESH_CONNECTIONS VUs, each request on a
 // connection of its own (keep-alive off: for TLS every request is a full handshake).
 export function freshOptions(cfg) {
-  const o = base(cfg);
+  const o = baseOptions(cfg);
   o.noConnectionReuse = true;
   o.noVUConnectionReuse = true;
   o.scenarios = {
@@ -276,7 +281,7 @@ export function freshOptions(cfg) {
 // same (warm) connection. trends: extra trends to keep for the result (sse_first_event, …),
 // selected on the measured scenario; counters: extra counter submetrics, as full selectors.
 export function probeOptions(cfg, { trends = [], counters = [] } = {}) {
-  const o = base(cfg);
+  const o = baseOptions(cfg);
   o.scenarios = {
     warmup: {
       executor: 'per-vu-iterations',

@@ -3,7 +3,16 @@
 // selected by {scenario:<name>} (warm-up and setup() are left out).
 import exec from 'k6/execution';
 import { ROOT_BYTES } from './checks.js';
-import { BAD_WHY, FAILURE_WHY, PROTO_TAGS, SAMPLE_TIMEOUT_MS, reuseAllowed, sel, totalsThresholds } from './options.js';
+import {
+  BAD_WHY,
+  FAILURE_WHY,
+  LOST_WHY,
+  PROTO_TAGS,
+  SAMPLE_TIMEOUT_MS,
+  reuseAllowed,
+  sel,
+  totalsThresholds,
+} from './options.js';
 import { outputPath } from './output.js';
 import { formatText } from './text.js';
 
@@ -92,6 +101,10 @@ function failedCheckNames(group, out = []) {
 //     none for the others), held to the plan's connection bound
 //   arrival: equal-load's equalLoadPlan (options.js): its rate and VU pool
 //   pacing: a paced probe's pacing block (lib/probes.js pacingOf), as it is
+//   held: the native loop counted the connections it held at the end (connections_held) and
+//     those lost (connections_lost{why})
+//   inFlight: the most requests in flight at once, when the mode does not say (idle: the trickle)
+//   idle: the idle scenario's plan and windows (lib/idle.js), written as the result's idle
 export function buildResult(data, cfg, spec = {}) {
   const s = sel(cfg);
   const seg = segmentOf();
@@ -182,6 +195,7 @@ export function buildResult(data, cfg, spec = {}) {
     if (st) result.extra[key] = st;
   }
   if (spec.pacing) result.pacing = spec.pacing;
+  if (spec.idle) result.idle = idleOf(spec.idle);
 
   if (openModel && spec.arrival.native) {
     // the native open model (lib/equalload.js): a queue shows as requests due on a busy
@@ -281,7 +295,29 @@ function countsOf(data, cfg, spec, result, { unit, opened }) {
     c.body_bytes = spec.bodyBytes || ROOT_BYTES;
   }
   if (opened !== undefined) c.connections_opened = opened;
+  if (spec.held) {
+    c.connections_held = count(data, `connections_held${s}`);
+    const lost = {};
+    for (const w of LOST_WHY) {
+      const n = count(data, `connections_lost{why:${w}}`);
+      if (n > 0) lost[w] = n;
+    }
+    if (Object.keys(lost).length > 0) c.connections_lost = lost;
+  }
   return c;
+}
+
+// idleOf is the idle block of a result: what the run planned, and the wall-clock windows (ms
+// since the epoch) the runner reads the target's RSS and CPU in.
+function idleOf({ plan, open_ms: openMs, hold_ms: holdMs }) {
+  return {
+    connections: plan.connections,
+    openers: plan.openers,
+    trickle_connections: plan.trickle,
+    trickle_rate: plan.rate,
+    open_ms: openMs,
+    hold_ms: holdMs,
+  };
 }
 
 // planOf is what the run set out to do: the figures its totals are held to (the thresholds of
@@ -305,6 +341,8 @@ function planOf(cfg, spec, vus) {
     p.per_iteration = spec.arrival.perIteration;
   } else if (cfg.mode === 'fresh') {
     p.in_flight = Math.min(cfg.freshConnections, cfg.requests);
+  } else if (spec.inFlight !== undefined) {
+    p.in_flight = spec.inFlight;
   } else {
     p.in_flight = 1;
     p.sample_timeout_ms = SAMPLE_TIMEOUT_MS;
@@ -330,6 +368,9 @@ function configOf(cfg, spec) {
     c.requests = cfg.requests;
     c.fresh_connections = Math.min(cfg.freshConnections, cfg.requests);
     if (spec.atLeast) c.fresh_duration = cfg.freshDuration;
+  } else if (spec.idle) {
+    c.idle_connections = spec.idle.plan.connections;
+    c.duration = cfg.duration;
   } else {
     c.samples = cfg.samples;
     if (cfg.route === '/upload') c.upload_bytes = cfg.uploadBytes;

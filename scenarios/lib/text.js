@@ -35,6 +35,10 @@ function shape(r) {
     const pool = c.streams ? `${pre} to ${most} connections × ${c.streams} streams` : `${pre} to ${most} VUs`;
     return `${c.rate} req/s offered (constant arrival rate), ${pool}`;
   }
+  if (r.mode === 'idle') {
+    const i = r.idle;
+    return `${num(i.connections)} connections held idle, ${i.trickle_rate} req/s over ${i.trickle_connections} of them`;
+  }
   if (r.mode === 'fresh') {
     const n = c.fresh_duration ? `at least ${num(c.requests)} requests and ${c.fresh_duration}` : `${num(c.requests)} requests`;
     return `${n}, ${c.fresh_connections} at a time, each on a new connection`;
