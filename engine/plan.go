@@ -12,7 +12,7 @@ import (
 type Plan struct {
 	Targets []string
 	Protos  []string // h1, h1c, h2, h3
-	Modes   []string // reused, fresh, probe
+	Modes   []string // reused, fresh, probe, capacity, idle
 	Runs    int      // per throughput cell
 	// Ceilings are the client's open-model ceilings by protocol (make calibrate): the
 	// equal-load pass never runs above them, nor the capacity search.
@@ -37,10 +37,11 @@ type Job struct {
 	Runs int // of its cell
 }
 
-// Matrix is the plan's matrix, in order: throughput (each Runs times) then the probes (once: a
-// probe repeats SAMPLES times within its run). A scenario's runs are interleaved across the
-// targets (A B C A B C, never A A B B C C), so that a drift of the machine over minutes (a
-// neighbour's load, heat, the page cache) spreads over every target instead of landing on one.
+// Matrix is the plan's matrix, in order: throughput (each Runs times), the probes (once: a
+// probe repeats SAMPLES times within its run), then the idle runs (once per target and
+// protocol). A scenario's runs are interleaved across the targets (A B C A B C, never A A B B
+// C C), so that a drift of the machine over minutes (a neighbour's load, heat, the page cache)
+// spreads over every target instead of landing on one.
 func (p Plan) Matrix() []Job {
 	var jobs []Job
 	for _, sc := range runner.Throughput {
@@ -63,6 +64,16 @@ func (p Plan) Matrix() []Job {
 						jobs = append(jobs, Job{Job: runner.JobOf(pr, t, proto), Runs: 1})
 					}
 				}
+			}
+		}
+	}
+	if slices.Contains(p.Modes, "idle") {
+		for _, proto := range runner.Idle.Protos {
+			if !slices.Contains(p.Protos, proto) {
+				continue
+			}
+			for _, t := range p.Targets {
+				jobs = append(jobs, Job{Job: runner.JobOf(runner.Idle, t, proto), Runs: 1})
 			}
 		}
 	}

@@ -50,19 +50,12 @@ func TestCapacityReport(t *testing.T) {
 		t.Errorf("headline %q", texts(lines))
 	}
 	tb := capacityTable(b)
-	var rows []string
-	for _, r := range tb.Rows {
-		rows = append(rows, strings.Join(r.Cells, " | "))
-	}
-	want := []string{
+	checkRows(t, tb, func(r row) string { return strings.Join(r.Cells, " | ") },
 		"HTTP/1.1 cleartext | direct | 8,000 | 3.00 | baseline | 3 (2 held) | —",
 		"HTTP/1.1 cleartext | haproxy | ≥ 8,000 | 2.00 | 100% | 2 (2 held) | direct's capacity (the client and the upstream alone) at 8,000 req/s",
 		"HTTP/1.1 cleartext | nginx | 6,000 | 5.00 | 75% | 4 (2 held) | —",
 		"HTTP/1.1 cleartext | caddy | none at this goal | — | — | 3 (0 held) | —",
-	}
-	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
-		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
-	}
+	)
 	if len(tb.Figures) != 1 {
 		t.Fatalf("%d curves, want one for h1c", len(tb.Figures))
 	}
@@ -79,6 +72,18 @@ func TestCapacityReport(t *testing.T) {
 	}
 	if err := xmlWellFormed(svg); err != nil {
 		t.Errorf("the curve is no well-formed SVG: %v", err)
+	}
+}
+
+// checkRows holds a table's rows, each as text says it, to want, in order.
+func checkRows(t *testing.T, tb table, text func(row) string, want ...string) {
+	t.Helper()
+	var got []string
+	for _, r := range tb.Rows {
+		got = append(got, text(r))
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("%s rows:\n%s\nwant:\n%s", tb.ID, strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

@@ -31,7 +31,7 @@ func texts(lines []headLine) []string {
 // leadLines are what the client cannot distort, first in the headline and in the text
 // summary: the targets' own CPU per request, and their latency at one offered load.
 func leadLines(b *Bench) []headLine {
-	return append(append(costLines(b), equalLoadLines(b)...), capacityLines(b)...)
+	return append(append(append(costLines(b), equalLoadLines(b)...), capacityLines(b)...), idleLines(b)...)
 }
 
 // headline is the report's "Headline" section, which compare also shows for two benches: what

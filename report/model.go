@@ -131,6 +131,10 @@ type Run struct {
 	// other processes used during the run (result.Result's).
 	Pacing      *verdict.Pacing     `json:"pacing,omitempty"`
 	OutsideLoad *result.OutsideLoad `json:"outside_load,omitempty"`
+	// IdlePlanned and IdleCost are an idle run's: the connections it set out to hold, and what
+	// holding them cost the target (result.IdleCost; nil: not sampled).
+	IdlePlanned float64          `json:"idle_connections,omitempty"`
+	IdleCost    *result.IdleCost `json:"idle_cost,omitempty"`
 	// Dashboard is k6's web dashboard HTML export of this run (K6_WEB_DASHBOARD_EXPORT),
 	// relative to the bench's folder, when one was made.
 	Dashboard string `json:"dashboard,omitempty"`
@@ -681,6 +685,9 @@ func newRun(file string, r *result.Result, res *sample.Resources) Run {
 		Extra: r.Extra, Resources: res, UpstreamConns: r.UpstreamConns,
 		UpstreamRequests: r.UpstreamRequests, Pacing: r.Pacing, OutsideLoad: r.OutsideLoad,
 		ChecksFailed: r.Checks.Fails, NewConnections: r.NewConnections, ProtosSeen: r.ProtosSeen, Cost: r.Cost,
+	}
+	if r.Idle != nil {
+		run.IdlePlanned, run.IdleCost = r.Idle.Connections, r.IdleCost
 	}
 	if r.Err != "" {
 		run.Invalid = append(run.Invalid, r.Err)

@@ -72,6 +72,7 @@ func runDetails(b *Bench) table {
 	add("Machine", machine)
 	add("CPU pinning", manifestString(b, "pinning"))
 	add("Open files (RLIMIT_NOFILE)", manifestString(b, "open_files"))
+	add("Idle: connections held", s["idle_connections"])
 	switch b.Manifest["restart_between_runs"] {
 	case true:
 		add("Targets", "restarted before each run (RESTART=1)")

@@ -50,6 +50,7 @@ func sections(b *Bench) []table {
 		clientTable(b),
 		equalLoadTable(b),
 		capacityTable(b),
+		idleTable(b),
 		manifestTable(b),
 		runsTable(b),
 	)

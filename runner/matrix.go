@@ -18,13 +18,15 @@ var (
 	Throughput = catalogued.throughput
 	Probes     = catalogued.probes
 	EqualLoad  = catalogued.equalLoad
+	// Idle holds connections idle against a target (MODES=idle), over each of its protocols.
+	Idle = catalogued.idle
 )
 
 var catalogued = matrix()
 
 type families struct {
 	throughput, probes []scenarios.Scenario
-	equalLoad          scenarios.Scenario
+	equalLoad, idle    scenarios.Scenario
 }
 
 func matrix() families {
@@ -37,6 +39,8 @@ func matrix() families {
 			f.probes = append(f.probes, s)
 		case s.Mode == scenarios.EqualLoad:
 			f.equalLoad = s
+		case s.Mode == scenarios.Idle:
+			f.idle = s
 		}
 	}
 	return f

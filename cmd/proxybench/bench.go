@@ -38,7 +38,7 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	files, err := stack.OpenFilesLimit()
+	files, err := f.openFiles()
 	if err != nil {
 		return err
 	}
@@ -74,6 +74,9 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	m := engine.Manifest(ctx, s, h.r.K6, names, f.profile)
 	m["restart_between_runs"] = f.restart
 	m["open_files"] = files.String()
+	if slices.Contains(f.modes, "idle") {
+		m["idle"] = fmt.Sprintf("%d connections held idle per target and protocol", f.idleConnections)
+	}
 	if slices.Contains(f.modes, "capacity") {
 		m["capacity"] = fmt.Sprintf("the highest rate held with p99 ≤ %g ms, over %s", f.capacityP99, strings.Join(f.capacityProtos, ", "))
 	}

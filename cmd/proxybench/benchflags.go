@@ -15,6 +15,9 @@ import (
 var (
 	allProtos = []string{"h1", "h1c", "h2", "h3"}
 	allModes  = []string{"reused", "fresh", "probe", "capacity"}
+	// sweepModes run only when MODES names them: each holds thousands of connections against
+	// every target, minutes the default bench does not spend
+	sweepModes = []string{"idle"}
 	// the capacity search runs the native open model: h1c, h1 and h2 (h3's client, k6's
 	// constant-arrival-rate over k6/x/proxybench/http3, costs more per request than the targets)
 	capacityProtos = []string{"h1c", "h1", "h2"}
@@ -32,6 +35,8 @@ type benchFlags struct {
 	// capacityP99 is the capacity search's latency goal (ms), capacityProtos its protocols
 	capacityP99    float64
 	capacityProtos []string
+	// idleConnections are the connections the idle mode holds
+	idleConnections int
 }
 
 // listFlag parses a comma-separated list whose every entry must be one of valid.
@@ -81,6 +86,7 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	calibrate := setting(fs, "calibrate-seconds", "CALIBRATE_SECONDS", strconv.Itoa(benchCalibrateSeconds))
 	goal := setting(fs, "capacity-p99", "CAPACITY_P99", "")
 	capProtos := setting(fs, "capacity-protos", "CAPACITY_PROTOS", "")
+	idle := setting(fs, "idle-connections", "IDLE_CONNECTIONS", "")
 	f, err := parseRunFlags(fs, args)
 	if err != nil {
 		return nil, err
@@ -89,8 +95,11 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	if b.protos, err = listFlag("PROTOS", *protos, allProtos); err != nil {
 		return nil, err
 	}
-	if b.modes, err = listFlag("MODES", *modes, allModes); err != nil {
-		return nil, err
+	b.modes = allModes
+	if *modes != "" && *modes != "all" {
+		if b.modes, err = listFlag("MODES", *modes, append(slices.Clone(allModes), sweepModes...)); err != nil {
+			return nil, err
+		}
 	}
 	if b.pin, err = parsePin(*pin); err != nil {
 		return nil, err
@@ -108,6 +117,9 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	if b.capacityProtos, err = listFlag("CAPACITY_PROTOS", spec, capacityProtos); err != nil {
 		return nil, err
 	}
+	if b.idleConnections, err = strconv.Atoi(strings.TrimSpace(*idle)); err != nil || b.idleConnections < 1 || b.idleConnections > maxConnections {
+		return nil, fmt.Errorf("IDLE_CONNECTIONS=%q: want a whole number of connections from 1 to %d (default 10000)", *idle, maxConnections)
+	}
 	if *runs != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(*runs))
 		if err != nil || n < 1 || n > 100 {
@@ -116,4 +128,24 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 		b.runs = n
 	}
 	return b, nil
+}
+
+// maxConnections bounds IDLE_CONNECTIONS: past it, the loopback's ephemeral ports (28 000 by
+// default) run out before any target's limit is met.
+const maxConnections = 25000
+
+// openFiles is the open-files limit the stack and k6 run with, checked against what the
+// modes hold at once: an error before anything starts, never a run that hangs or fails on a
+// refused accept.
+func (b *benchFlags) openFiles() (stack.OpenFiles, error) {
+	of, err := stack.OpenFilesLimit()
+	if err != nil {
+		return of, err
+	}
+	if slices.Contains(b.modes, "idle") {
+		if err := of.Holds(b.idleConnections, fmt.Sprintf("MODES=idle with IDLE_CONNECTIONS=%d", b.idleConnections)); err != nil {
+			return of, err
+		}
+	}
+	return of, nil
 }
