@@ -12,7 +12,7 @@ import (
 type Plan struct {
 	Targets []string
 	Protos  []string // h1, h1c, h2, h3
-	Modes   []string // reused, fresh, probe, capacity, idle
+	Modes   []string // reused, fresh, probe, capacity, idle, connections
 	Runs    int      // per throughput cell
 	// Ceilings are the client's open-model ceilings by protocol (make calibrate): the
 	// equal-load pass never runs above them, nor the capacity search.
@@ -24,6 +24,9 @@ type Plan struct {
 	// Connections is the profile's CONNECTIONS: the equal-load pool a capacity step widens
 	// over HTTP/1.1 when its rate needs more (capacityConnections).
 	Connections int
+	// ConnectionLevels are the connections of each step of the connections sweep (with the
+	// connections mode), in rising order.
+	ConnectionLevels []int
 }
 
 // capacity tells whether the plan searches each target's capacity.

@@ -13,8 +13,9 @@ import (
 	"github.com/proxybench/proxybench/stack"
 )
 
-// Run runs the plan's matrix, then its equal-load pass, until the last run, a signal (ctx) or
-// a fatal failure (the upstream died). Every run is recorded as it ends.
+// Run runs the plan's matrix, then its equal-load pass, its capacity search and its
+// connections sweep, until the last run, a signal (ctx) or a fatal failure (the upstream
+// died). Every run is recorded as it ends.
 func (b *Bench) Run(ctx context.Context, p Plan) {
 	var todo []Job
 	for _, j := range p.Matrix() {
@@ -25,6 +26,9 @@ func (b *Bench) Run(ctx context.Context, p Plan) {
 	b.t0, b.total = time.Now(), len(todo)
 	if p.equalLoad() {
 		b.total += len(p.EqualLoadJobs(b.Served, nil))
+	}
+	if p.connections() {
+		b.total += len(p.ConnectionJobs(b.Served))
 	}
 	for _, j := range todo {
 		if ctx.Err() != nil || b.fatal != nil {
@@ -43,6 +47,9 @@ func (b *Bench) Run(ctx context.Context, p Plan) {
 	}
 	if p.capacity() && ctx.Err() == nil && b.fatal == nil {
 		b.capacity(ctx, p, rates)
+	}
+	if p.connections() && ctx.Err() == nil && b.fatal == nil {
+		b.connections(ctx, p)
 	}
 	b.Report.Finished = time.Time{}
 	b.Report.Finish()

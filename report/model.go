@@ -52,6 +52,8 @@ type Bench struct {
 	// Capacity is each target's capacity at the latency goal, per protocol (engine's search);
 	// only bench.json keeps it (a bench rebuilt from the result files has none).
 	Capacity []CapacityCell `json:"capacity,omitempty"`
+	// Connections are the connections sweep's points (engine's pass), only in bench.json too.
+	Connections []ConnectionsPoint `json:"connections,omitempty"`
 	// Unreadable are the results (or files claiming to be: a truncated one, another schema) that
 	// could not be read: left out of every figure and listed, so the report says what it lacks.
 	Unreadable []Unreadable `json:"unreadable,omitempty"`
@@ -477,6 +479,9 @@ func (b *Bench) Targets() []string {
 	for _, e := range b.EqualLoad {
 		add(e.Target)
 	}
+	for _, p := range b.Connections {
+		add(p.Target)
+	}
 	return out
 }
 
@@ -554,8 +559,8 @@ func FromResults(dir string) (*Bench, error) {
 		if d.IsDir() && d.Name() == runner.SegmentsDir {
 			return filepath.SkipDir
 		}
-		// a capacity search's steps: equal-load runs, but no cell of the bench
-		if d.IsDir() && d.Name() == CapacityDir {
+		// a capacity search's steps, a connections sweep's runs: no cell of the bench
+		if d.IsDir() && (d.Name() == CapacityDir || d.Name() == ConnectionsDir) {
 			return filepath.SkipDir
 		}
 		if !d.IsDir() && strings.HasSuffix(p, ".json") && d.Name() != BenchFile {

@@ -73,6 +73,7 @@ func runDetails(b *Bench) table {
 	add("CPU pinning", manifestString(b, "pinning"))
 	add("Open files (RLIMIT_NOFILE)", manifestString(b, "open_files"))
 	add("Idle: connections held", s["idle_connections"])
+	add("Connections sweep", manifestString(b, "connections"))
 	switch b.Manifest["restart_between_runs"] {
 	case true:
 		add("Targets", "restarted before each run (RESTART=1)")

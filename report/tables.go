@@ -51,6 +51,7 @@ func sections(b *Bench) []table {
 		equalLoadTable(b),
 		capacityTable(b),
 		idleTable(b),
+		connectionsTable(b),
 		manifestTable(b),
 		runsTable(b),
 	)

@@ -9,7 +9,7 @@ import (
 // distort (the targets' own CPU per request and their p99 at equal load, as report.md's
 // headline leads with them), then the throughput tables (reused, fresh) as aligned plain text:
 // medians over the runs with their CV, the runs that were valid, the fraction of direct and the
-// client's share of the CPU, as report.md has them; then the idle table.
+// client's share of the CPU, as report.md has them; then the idle and connections tables.
 func Text(w io.Writer, b *Bench) error {
 	ew := &errWriter{w: w}
 	if lead := leadLines(b); len(lead) > 0 {
@@ -18,13 +18,13 @@ func Text(w io.Writer, b *Bench) error {
 			ew.printf("  %s\n", l.Text)
 		}
 	}
-	for i, t := range []table{throughputTable(b, "reused"), throughputTable(b, "fresh"), idleTable(b)} {
+	for i, t := range []table{throughputTable(b, "reused"), throughputTable(b, "fresh"), idleTable(b), connectionsTable(b)} {
 		if len(t.Rows) == 0 {
 			continue
 		}
 		over := ", median over the valid runs"
 		if i >= 2 {
-			over = ", one run each" // the idle mode runs once per target and protocol
+			over = ", one run each" // the idle and connections modes run once per point
 		}
 		ct := textTable{Title: fmt.Sprintf("%s  (testid %s%s)", t.Title, b.TestID, over), Head: t.Head, Notes: t.Notes}
 		for _, r := range t.Rows {

@@ -21,10 +21,11 @@ var table = []Setting{
 	{Name: "ARGS", Kind: Text, Help: "extra k6 flags, passed through", Commands: []string{"k6", "k6-cloud", "bench", "soak", "calibrate"}},
 	// bench and calibrate
 	{Name: "PROTOS", Kind: List, Values: []string{"h1", "h1c", "h2", "h3"}, Default: "all", Help: "the protocols of the matrix (calibrate: h1c, h1, h2)", Commands: []string{"bench", "calibrate"}, Local: true},
-	{Name: "MODES", Kind: List, Values: []string{"reused", "fresh", "probe", "capacity", "idle", "open"}, Default: "all", Help: "what bench runs: reused, fresh, probe, capacity (all of them), and the sweep only when named: idle (calibrate: reused, fresh, open)", Commands: []string{"bench", "calibrate"}, Local: true},
+	{Name: "MODES", Kind: List, Values: []string{"reused", "fresh", "probe", "capacity", "idle", "connections", "open"}, Default: "all", Help: "what bench runs: reused, fresh, probe, capacity (all of them), and the sweeps only when named: idle, connections (calibrate: reused, fresh, open)", Commands: []string{"bench", "calibrate"}, Local: true},
 	{Name: "CAPACITY_P99", Kind: Text, Default: "10", Help: "capacity: the latency goal, p99 in ms: the highest rate each target holds within it is its capacity", Commands: []string{"bench"}, Local: true},
 	{Name: "CAPACITY_PROTOS", Kind: List, Values: []string{"h1c", "h1", "h2"}, Profile: "capacity_protos", Help: "capacity: the protocols searched (the native open model's)", Commands: []string{"bench"}, Local: true},
 	{Name: "IDLE_CONNECTIONS", Kind: Count, Default: "10000", Help: "idle: the keep-alive connections held idle against each target (a trickle of requests over a few of them)", Commands: []string{"k6", "bench"}, Script: true},
+	{Name: "CONNECTION_LEVELS", Kind: Text, Default: "16,64,256,1024,4096", Help: "connections: the concurrent connections of each step of the sweep of the reused cells", Commands: []string{"bench"}, Local: true},
 	{Name: "RUNS", Kind: Count, Profile: "runs", Help: "runs per throughput cell", Commands: []string{"bench"}, Local: true},
 	{Name: "ROUNDS", Kind: Count, Default: "1", Help: "calibrate's rounds: every client once per target and protocol each", Commands: []string{"calibrate"}, Local: true},
 	{Name: "DASHBOARD", Kind: Switch, Help: "keep k6's web dashboard export of every run", Commands: []string{"bench"}, Local: true},

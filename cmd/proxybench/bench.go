@@ -77,6 +77,9 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	if slices.Contains(f.modes, "idle") {
 		m["idle"] = fmt.Sprintf("%d connections held idle per target and protocol", f.idleConnections)
 	}
+	if slices.Contains(f.modes, "connections") {
+		m["connections"] = fmt.Sprintf("the reused cells at %s connections", engine.LevelsText(f.connectionLevels))
+	}
 	if slices.Contains(f.modes, "capacity") {
 		m["capacity"] = fmt.Sprintf("the highest rate held with p99 ≤ %g ms, over %s", f.capacityP99, strings.Join(f.capacityProtos, ", "))
 	}
@@ -100,6 +103,7 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 		Targets: names, Protos: f.protos, Modes: f.modes, Runs: f.runs,
 		Ceilings:       engine.ReadCeilings(s.RunDir),
 		CapacityProtos: f.capacityProtos, CapacityP99: f.capacityP99, Connections: f.load.Connections,
+		ConnectionLevels: f.connectionLevels,
 	})
 	if err := b.WriteReport(); err != nil {
 		return err

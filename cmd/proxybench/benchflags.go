@@ -17,7 +17,7 @@ var (
 	allModes  = []string{"reused", "fresh", "probe", "capacity"}
 	// sweepModes run only when MODES names them: each holds thousands of connections against
 	// every target, minutes the default bench does not spend
-	sweepModes = []string{"idle"}
+	sweepModes = []string{"idle", "connections"}
 	// the capacity search runs the native open model: h1c, h1 and h2 (h3's client, k6's
 	// constant-arrival-rate over k6/x/proxybench/http3, costs more per request than the targets)
 	capacityProtos = []string{"h1c", "h1", "h2"}
@@ -35,8 +35,10 @@ type benchFlags struct {
 	// capacityP99 is the capacity search's latency goal (ms), capacityProtos its protocols
 	capacityP99    float64
 	capacityProtos []string
-	// idleConnections are the connections the idle mode holds
-	idleConnections int
+	// idleConnections are the connections the idle mode holds, connectionLevels the
+	// connections of each step of the connections sweep
+	idleConnections  int
+	connectionLevels []int
 }
 
 // listFlag parses a comma-separated list whose every entry must be one of valid.
@@ -87,6 +89,7 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	goal := setting(fs, "capacity-p99", "CAPACITY_P99", "")
 	capProtos := setting(fs, "capacity-protos", "CAPACITY_PROTOS", "")
 	idle := setting(fs, "idle-connections", "IDLE_CONNECTIONS", "")
+	levels := setting(fs, "connection-levels", "CONNECTION_LEVELS", "")
 	f, err := parseRunFlags(fs, args)
 	if err != nil {
 		return nil, err
@@ -120,6 +123,9 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	if b.idleConnections, err = strconv.Atoi(strings.TrimSpace(*idle)); err != nil || b.idleConnections < 1 || b.idleConnections > maxConnections {
 		return nil, fmt.Errorf("IDLE_CONNECTIONS=%q: want a whole number of connections from 1 to %d (default 10000)", *idle, maxConnections)
 	}
+	if b.connectionLevels, err = parseLevels(*levels); err != nil {
+		return nil, err
+	}
 	if *runs != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(*runs))
 		if err != nil || n < 1 || n > 100 {
@@ -130,9 +136,22 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	return b, nil
 }
 
-// maxConnections bounds IDLE_CONNECTIONS: past it, the loopback's ephemeral ports (28 000 by
-// default) run out before any target's limit is met.
+// maxConnections bounds IDLE_CONNECTIONS and CONNECTION_LEVELS: past it, the loopback's
+// ephemeral ports (28 000 by default) run out before any target's limit is met.
 const maxConnections = 25000
+
+// parseLevels parses CONNECTION_LEVELS: connection counts, comma-separated, in rising order.
+func parseLevels(spec string) ([]int, error) {
+	var out []int
+	for _, v := range strings.Split(spec, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 || n > maxConnections || len(out) > 0 && n <= out[len(out)-1] {
+			return nil, fmt.Errorf("CONNECTION_LEVELS=%q: want connection counts from 1 to %d, comma-separated, each above the one before (default 16,64,256,1024,4096)", spec, maxConnections)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
 
 // openFiles is the open-files limit the stack and k6 run with, checked against what the
 // modes hold at once: an error before anything starts, never a run that hangs or fails on a
@@ -144,6 +163,11 @@ func (b *benchFlags) openFiles() (stack.OpenFiles, error) {
 	}
 	if slices.Contains(b.modes, "idle") {
 		if err := of.Holds(b.idleConnections, fmt.Sprintf("MODES=idle with IDLE_CONNECTIONS=%d", b.idleConnections)); err != nil {
+			return of, err
+		}
+	}
+	if n := len(b.connectionLevels); n > 0 && slices.Contains(b.modes, "connections") {
+		if err := of.Holds(b.connectionLevels[n-1], fmt.Sprintf("MODES=connections up to %d connections", b.connectionLevels[n-1])); err != nil {
 			return of, err
 		}
 	}

@@ -1,0 +1,61 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/proxybench/proxybench/stack"
+)
+
+// MODES=idle,connections: each target idles once per protocol in the matrix; then the reused
+// cells run at each level, interleaved across the targets, each kept under connections/c<N>/
+// as a point of the sweep, not a cell; the progress counts them all.
+func TestBenchRunsTheSweeps(t *testing.T) {
+	b, _, fr, stderr := newTestBench(t)
+	b.Run(context.Background(), Plan{
+		Targets: []string{stack.Direct, "nginx", "caddy", "godoxy"}, Protos: []string{"h1c", "h2"},
+		Modes: []string{"idle", "connections"}, Runs: 1, ConnectionLevels: []int{4, 16},
+	})
+	var want []string
+	for range []string{"h1c", "h2"} {
+		for _, t := range []string{stack.Direct, "nginx", "caddy"} {
+			want = append(want, "idle/"+t+"/1")
+		}
+	}
+	for range []int{4, 16} {
+		for _, sc := range []string{"reused-h1c", "reused-h2"} {
+			for _, t := range []string{stack.Direct, "nginx", "caddy"} {
+				want = append(want, sc+"/"+t+"/1")
+			}
+		}
+	}
+	if got := strings.Join(fr.ran, " "); got != strings.Join(want, " ") {
+		t.Errorf("ran %s\nwant %s", got, strings.Join(want, " "))
+	}
+	var points []string
+	for _, p := range b.Report.Connections {
+		points = append(points, fmt.Sprintf("%s/%s/%d %s", p.Proto, p.Target, p.Connections, p.File))
+	}
+	if len(points) != 12 || points[0] != "h1c/direct/4 connections/c4/reused-h1c-direct.json" || points[11] != "h2/caddy/16 connections/c16/reused-h2-caddy.json" {
+		t.Errorf("sweep points %q", points)
+	}
+	for _, c := range b.Report.Cells {
+		if c.Mode != "idle" && c.NoProto == "" {
+			t.Errorf("cell %s %s %s: the sweep's runs are no cells of the bench", c.Scenario, c.Target, c.Proto)
+		}
+	}
+	run := 0
+	for _, r := range b.Results {
+		if r.Skipped == "" {
+			run++
+		}
+	}
+	if run != len(fr.ran) {
+		t.Errorf("%d results run for %d runs: every sweep point counts in the bench's validity", run, len(fr.ran))
+	}
+	if n := len(fr.ran); !strings.Contains(stderr.String(), fmt.Sprintf("[%d/%d]", n, n)) {
+		t.Errorf("the progress does not count the %d runs:\n%s", n, stderr.String())
+	}
+}
