@@ -372,7 +372,9 @@ func TestCapacityStepsArePoints(t *testing.T) {
 			continue // not a step of its own: the matrix, the equal-load pass
 		}
 		var rate int
-		fmt.Sscanf(fr.envs[i], "RATE=%d", &rate)
+		if _, err := fmt.Sscanf(fr.envs[i], "RATE=%d", &rate); err != nil {
+			t.Fatalf("%s: env %q has no rate first: %v", ran, fr.envs[i], err)
+		}
 		want := capacityConnections("h1c", rate, 10, 32)
 		has := strings.Contains(fr.envs[i], fmt.Sprintf("CONNECTIONS=%d", want))
 		if has != (want > 32) {
