@@ -23,6 +23,26 @@ type Authority struct {
 	CADER   []byte
 	LeafDER []byte
 	LeafKey *ecdsa.PrivateKey
+
+	caKey *ecdsa.PrivateKey
+}
+
+// Leaf is what Issue makes: one certificate the CA signed, for servers, clients or both.
+type Leaf struct {
+	// Subject names it: for a Kubernetes client, its user (CommonName) and groups
+	// (Organization).
+	Subject pkix.Name
+	// Hosts are the names or IP addresses a server answers for; none for a client.
+	Hosts []string
+	// Usage is what it is for: x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth.
+	Usage []x509.ExtKeyUsage
+	For   time.Duration
+}
+
+// Issued is a certificate the CA signed and its key.
+type Issued struct {
+	DER []byte
+	Key *ecdsa.PrivateKey
 }
 
 // New makes a CA named name, valid for caFor, and a leaf for hosts (names or IP addresses; the
@@ -54,30 +74,54 @@ func New(name string, hosts []string, caFor, leafFor time.Duration) (*Authority,
 	if err != nil {
 		return nil, fmt.Errorf("localca: CA: %w", err)
 	}
-	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	a := &Authority{CA: ca, CADER: caDER, caKey: caKey}
+	leaf, err := a.Issue(Leaf{
+		Subject: pkix.Name{CommonName: hosts[0]}, Hosts: hosts,
+		Usage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, For: leafFor,
+	})
 	if err != nil {
-		return nil, fmt.Errorf("localca: leaf key: %w", err)
+		return nil, err
 	}
-	leafTmpl := &x509.Certificate{
+	a.LeafDER, a.LeafKey = leaf.DER, leaf.Key
+	return a, nil
+}
+
+// Issue signs one more leaf with the CA, starting an hour ago as New's do.
+func (a *Authority) Issue(l Leaf) (*Issued, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("localca: key of %q: %w", l.Subject.CommonName, err)
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
 		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: hosts[0]},
+		Subject:      l.Subject,
 		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(leafFor),
+		NotAfter:     now.Add(l.For),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		ExtKeyUsage:  l.Usage,
 	}
-	for _, h := range hosts {
+	for _, h := range l.Hosts {
 		if ip := net.ParseIP(h); ip != nil {
-			leafTmpl.IPAddresses = append(leafTmpl.IPAddresses, ip)
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
 		} else {
-			leafTmpl.DNSNames = append(leafTmpl.DNSNames, h)
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
 		}
 	}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &leafKey.PublicKey, caKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, a.CA, &key.PublicKey, a.caKey)
 	if err != nil {
-		return nil, fmt.Errorf("localca: leaf: %w", err)
+		return nil, fmt.Errorf("localca: leaf %q: %w", l.Subject.CommonName, err)
 	}
-	return &Authority{CA: ca, CADER: caDER, LeafDER: leafDER, LeafKey: leafKey}, nil
+	return &Issued{DER: der, Key: key}, nil
+}
+
+// PEM is the certificate and its PKCS #8 key, PEM-encoded.
+func (l *Issued) PEM() (cert, key []byte, err error) {
+	keyDER, err := x509.MarshalPKCS8PrivateKey(l.Key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("localca: key: %w", err)
+	}
+	return encode("CERTIFICATE", l.DER), encode("PRIVATE KEY", keyDER), nil
 }
 
 // Pool trusts the CA.
@@ -94,11 +138,8 @@ func (a *Authority) Leaf() tls.Certificate {
 
 // PEM is the CA certificate, the leaf certificate and the leaf's PKCS #8 key, PEM-encoded.
 func (a *Authority) PEM() (ca, leaf, key []byte, err error) {
-	keyDER, err := x509.MarshalPKCS8PrivateKey(a.LeafKey)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("localca: leaf key: %w", err)
-	}
-	return encode("CERTIFICATE", a.CADER), encode("CERTIFICATE", a.LeafDER), encode("PRIVATE KEY", keyDER), nil
+	leaf, key, err = (&Issued{DER: a.LeafDER, Key: a.LeafKey}).PEM()
+	return encode("CERTIFICATE", a.CADER), leaf, key, err
 }
 
 func encode(kind string, der []byte) []byte {

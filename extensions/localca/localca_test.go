@@ -3,6 +3,8 @@ package localca
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -56,5 +58,49 @@ func TestNoHosts(t *testing.T) {
 	t.Parallel()
 	if _, err := New("x", nil, time.Hour, time.Hour); err == nil || !strings.Contains(err.Error(), "no hosts") {
 		t.Errorf("New without hosts = %v", err)
+	}
+}
+
+// TestIssueClient: a client certificate carries its user and groups (what Kubernetes reads as
+// CommonName and Organization) and verifies for client authentication only.
+func TestIssueClient(t *testing.T) {
+	t.Parallel()
+	a, err := New("test CA", []string{"127.0.0.1"}, 24*time.Hour, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject := pkix.Name{CommonName: "admin", Organization: []string{"system:masters"}}
+	l, err := a.Issue(Leaf{Subject: subject, Usage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, For: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM, keyPEM, err := l.PEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cert.Subject.CommonName != "admin" || !slices.Equal(cert.Subject.Organization, subject.Organization) {
+		t.Errorf("subject %+v, want %+v", cert.Subject, subject)
+	}
+	tests := []struct {
+		name  string
+		usage x509.ExtKeyUsage
+		ok    bool
+	}{
+		{"client", x509.ExtKeyUsageClientAuth, true},
+		{"server", x509.ExtKeyUsageServerAuth, false},
+	}
+	for _, tc := range tests {
+		_, err := cert.Verify(x509.VerifyOptions{Roots: a.Pool(), KeyUsages: []x509.ExtKeyUsage{tc.usage}})
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: Verify = %v, want ok=%v", tc.name, err, tc.ok)
+		}
 	}
 }
