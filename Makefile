@@ -164,7 +164,21 @@ compare: bin/proxybench # Change per cell from run A to run B, and whether it ex
 k8s: bin/k6 bin/proxybench # k6-operator manifests for SCENARIO split PARALLELISM ways (SEPARATE=1: a node each), runner IMAGE (k8s/runner.Dockerfile), against TARGET_URL, to INFLUXDB_URL if given: run/k8s/<testid>/<scenario>/ (k8s/README.md)
 	bin/proxybench k8s -scenario "$(SCENARIO)" -parallelism "$(PARALLELISM)" -image "$(IMAGE)" -target-url "$(TARGET_URL)" -target "$(filter-out all,$(TARGET))" -influxdb-url "$(INFLUXDB_URL)" -proto "$(PROTO)" -profile "$(PROFILE)" -testid "$(TESTID)" $(if $(call truthy,$(SEPARATE)),-separate)
 
-.PHONY: k8s
+# A Kubernetes control plane on loopback (k8s/cluster): built from the Go module proxy into the
+# install cache, with the k6-operator's controller, which no registry serves, from K6_OPERATOR_DIR.
+export K6_OPERATOR_DIR
+k8s-install: # Build etcd and Kubernetes 1.34 (API server, controller manager, scheduler, kubectl) from the Go module proxy into the install cache (about 20 min the first time, then instant)
+	bash k8s/cluster/install.sh
+
+k8s-up: bin/proxybench # Start etcd, the API server, the controller manager, the scheduler and the k6-operator (K6_OPERATOR_DIR=…) on 127.0.0.1, no kubelet: KUBECONFIG=run/k8s/cluster/kubeconfig (k8s/README.md)
+	@bash k8s/cluster/install-operator.sh
+	bash k8s/cluster/install.sh
+	bin/proxybench k8s-up
+
+k8s-down: bin/proxybench # Stop what k8s-up started, by pid
+	bin/proxybench k8s-down
+
+.PHONY: k8s k8s-install k8s-up k8s-down
 
 test-deps: # Install what the tests need besides Go: Debian's chromium (pinned) for the report's browser test, wrk and h2load for calibrate's
 	report/install-chromium.sh
