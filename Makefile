@@ -178,7 +178,14 @@ k8s-up: bin/proxybench # Start etcd, the API server, the controller manager, the
 k8s-down: bin/proxybench # Stop what k8s-up started, by pid
 	bin/proxybench k8s-down
 
-.PHONY: k8s k8s-install k8s-up k8s-down
+# Not part of make test: a cold build of Kubernetes alone would take a quarter of CI's 90 minutes.
+test-k8s: build # The TestRun make k8s writes, applied to a real API server and reconciled by the real k6-operator (K6_OPERATOR_DIR=…; builds what k8s-up needs first)
+	@bash k8s/cluster/install-operator.sh; s=$$?; \
+	if [ $$s = 2 ]; then echo "test-k8s: skipped: no k6-operator (above)"; exit 0; fi; \
+	[ $$s = 0 ] && bash k8s/cluster/install.sh && \
+	$(GO) test -count=1 -timeout 20m -v -run '^TestK8sTestRunOnTheOperator$$' ./e2e
+
+.PHONY: k8s k8s-install k8s-up k8s-down test-k8s
 
 test-deps: # Install what the tests need besides Go: Debian's chromium (pinned) for the report's browser test, wrk and h2load for calibrate's
 	report/install-chromium.sh
@@ -237,8 +244,8 @@ check-go: bin/k6
 # and TestStackEndToEnd both take the default port offset (newHarness), so they must share a
 # process, and TestBenchInterrupted's signal after the last run missed under the added load.
 E2E_HEAVY := TestStackEndToEnd|TestNoEgress|TestBenchReport|TestComposeStackServes|TestCalibrate|TestSoak|TestTimingRulesOnABusyMachine|TestReusedCountsOnlyTheMeasuredWindow|TestSegmentedRuns
-# run by test-dashboards and test-compose
-OWN_TARGET_TESTS := TestComposeUnderDocker|TestDashboardsInGrafana
+# run by test-dashboards, test-compose and test-k8s
+OWN_TARGET_TESTS := TestComposeUnderDocker|TestDashboardsInGrafana|TestK8sTestRunOnTheOperator
 TIMES := run/test-times.tsv
 
 bin/testtimes: cmd/testtimes/main.go

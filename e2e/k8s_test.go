@@ -97,21 +97,7 @@ func TestK8sManifests(t *testing.T) {
 			if err := sch.Validate(inst); err != nil {
 				t.Fatalf("testrun.yaml does not fit k8s/testrun.schema.json:\n%v", err)
 			}
-			var run struct {
-				Spec struct {
-					Parallelism int `json:"parallelism"`
-					Script      struct {
-						ConfigMap struct{ Name, File string } `json:"configMap"`
-					} `json:"script"`
-					Arguments string `json:"arguments"`
-					Runner    struct {
-						Env []struct{ Name, Value string } `json:"env"`
-					} `json:"runner"`
-				} `json:"spec"`
-			}
-			if err := json.Unmarshal(mustJSON(t, tr), &run); err != nil {
-				t.Fatal(err)
-			}
+			run := asTestRun(t, tr)
 			archive := checkConfigMap(t, dir, run.Spec.Script.ConfigMap.Name, run.Spec.Script.ConfigMap.File)
 
 			// the operator's initializer, from a directory with nothing of this clone
@@ -205,6 +191,33 @@ func readManifest(t *testing.T, path string) map[string]any {
 		t.Fatalf("%s is not YAML: %v", path, err)
 	}
 	return doc
+}
+
+// k8sTestRun is testrun.yaml, only the fields the tests read.
+type k8sTestRun struct {
+	Metadata struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	Spec struct {
+		Parallelism int `json:"parallelism"`
+		Script      struct {
+			ConfigMap struct{ Name, File string } `json:"configMap"`
+		} `json:"script"`
+		Arguments string `json:"arguments"`
+		Runner    struct {
+			Env []struct{ Name, Value string } `json:"env"`
+		} `json:"runner"`
+	} `json:"spec"`
+}
+
+// asTestRun reads a TestRun readManifest read.
+func asTestRun(t *testing.T, doc map[string]any) k8sTestRun {
+	t.Helper()
+	var run k8sTestRun
+	if err := json.Unmarshal(mustJSON(t, doc), &run); err != nil {
+		t.Fatal(err)
+	}
+	return run
 }
 
 func mustJSON(t *testing.T, v any) []byte {

@@ -66,7 +66,7 @@ var table = []Setting{
 	{Name: "IMAGE", Kind: Text, Help: "k8s: the runner image (k8s/runner.Dockerfile)", Commands: []string{"k8s"}},
 	{Name: "INFLUXDB_URL", Kind: Text, Help: "k8s: the InfluxDB the runners stream into", Commands: []string{"k8s"}},
 	{Name: "SEPARATE", Kind: Switch, Help: "k8s: each runner on a node of its own", Commands: []string{"k8s"}},
-	{Name: "K6_OPERATOR_DIR", Kind: Text, Help: "the k6-operator to install for k8s-up: a folder with manager-v1.6.0-linux-amd64.xz and crd/ (no registry serves it)", Commands: []string{"k8s-up"}, Local: true},
+	{Name: "K6_OPERATOR_DIR", Kind: Text, Help: "the k6-operator to install for k8s-up and test-k8s: a folder with manager-v1.6.0-linux-amd64.xz and crd/ (no registry serves it)", Commands: []string{"k8s-up", "test-k8s"}, Local: true},
 	// saved runs
 	{Name: "ID", Kind: Text, Help: "a saved run: a folder of results/", Commands: []string{"table", "report"}},
 	{Name: "A", Kind: Text, Help: "compare: the run before", Commands: []string{"compare"}},
