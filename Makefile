@@ -37,6 +37,8 @@ export CLIENT
 export CALIBRATE_SECONDS
 # …and bench's capacity search: the latency goal and its protocols (settings/table.go)
 export CAPACITY_P99 CAPACITY_PROTOS
+# …and the body-size sweep's sizes (MODES=bodies)
+export BODY_SIZES
 # …and k6 cloud's login and project, from .env as well as the environment
 export K6_CLOUD_TOKEN K6_CLOUD_STACK_ID K6_CLOUD_PROJECT_ID
 export PROXYBENCH_CACHE ?= $(HOME)/.cache/proxybench

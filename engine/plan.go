@@ -24,6 +24,8 @@ type Plan struct {
 	// Connections is the profile's CONNECTIONS: the equal-load pool a capacity step widens
 	// over HTTP/1.1 when its rate needs more (capacityConnections).
 	Connections int
+	// BodySizes are the body-size sweep's sizes in bytes (BODY_SIZES), when Modes has it.
+	BodySizes []int
 }
 
 // capacity tells whether the plan searches each target's capacity.
@@ -37,8 +39,8 @@ type Job struct {
 	Runs int // of its cell
 }
 
-// Matrix is the plan's matrix, in order: throughput (each Runs times) then the probes (once: a
-// probe repeats SAMPLES times within its run). A scenario's runs are interleaved across the
+// Matrix is the plan's matrix, in order: throughput (each Runs times), the probes (once: a
+// probe repeats SAMPLES times within its run), then the body-size sweep (bodyJobs). A scenario's runs are interleaved across the
 // targets (A B C A B C, never A A B B C C), so that a drift of the machine over minutes (a
 // neighbour's load, heat, the page cache) spreads over every target instead of landing on one.
 func (p Plan) Matrix() []Job {
@@ -66,7 +68,7 @@ func (p Plan) Matrix() []Job {
 			}
 		}
 	}
-	return jobs
+	return append(jobs, p.bodyJobs()...)
 }
 
 // equalLoad tells whether the plan has an equal-load pass.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/proxybench/proxybench/engine"
 	"github.com/proxybench/proxybench/settings"
 	"github.com/proxybench/proxybench/stack"
 )
@@ -18,6 +19,8 @@ var (
 	// the capacity search runs the native open model: h1c, h1 and h2 (h3's client, k6's
 	// constant-arrival-rate over k6/x/proxybench/http3, costs more per request than the targets)
 	capacityProtos = []string{"h1c", "h1", "h2"}
+	// sweepModes run only when MODES names them: not part of "all", the default bench
+	sweepModes = []string{engine.BodiesMode}
 )
 
 type benchFlags struct {
@@ -27,8 +30,9 @@ type benchFlags struct {
 	dashboard     bool
 	restart       bool
 	pin           *stack.Pinning
-	check         bool // only check the flags and targets
-	calibrate     int  // seconds per client of the calibration at the start; 0: none
+	check         bool  // only check the flags and targets
+	calibrate     int   // seconds per client of the calibration at the start; 0: none
+	bodySizes     []int // MODES=bodies: the sizes of the body-size sweep (BODY_SIZES)
 	// capacityP99 is the capacity search's latency goal (ms), capacityProtos its protocols
 	capacityP99    float64
 	capacityProtos []string
@@ -36,8 +40,15 @@ type benchFlags struct {
 
 // listFlag parses a comma-separated list whose every entry must be one of valid.
 func listFlag(name, spec string, valid []string) ([]string, error) {
+	return listFlagOf(name, spec, valid, nil)
+}
+
+// listFlagOf parses a comma-separated list whose every entry must be one of all or of more;
+// empty and "all" are all, without more.
+func listFlagOf(name, spec string, all, more []string) ([]string, error) {
+	valid := append(slices.Clone(all), more...)
 	if spec == "" || spec == "all" {
-		return valid, nil
+		return all, nil
 	}
 	var out []string
 	for _, v := range strings.Split(spec, ",") {
@@ -73,6 +84,7 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	protos := setting(fs, "protos", "PROTOS", "")
 	modes := setting(fs, "modes", "MODES", "")
+	bodySizes := setting(fs, "body-sizes", "BODY_SIZES", "")
 	runs := setting(fs, "runs", "RUNS", "")
 	dash := fs.Bool("dashboard", dashOn, "keep k6's web dashboard HTML export of every run")
 	pin := pinFlag(fs)
@@ -89,7 +101,10 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	if b.protos, err = listFlag("PROTOS", *protos, allProtos); err != nil {
 		return nil, err
 	}
-	if b.modes, err = listFlag("MODES", *modes, allModes); err != nil {
+	if b.modes, err = listFlagOf("MODES", *modes, allModes, sweepModes); err != nil {
+		return nil, err
+	}
+	if b.bodySizes, err = engine.ParseBodySizes(*bodySizes); err != nil {
 		return nil, err
 	}
 	if b.pin, err = parsePin(*pin); err != nil {
