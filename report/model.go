@@ -52,6 +52,8 @@ type Bench struct {
 	// Capacity is each target's capacity at the latency goal, per protocol (engine's search);
 	// only bench.json keeps it (a bench rebuilt from the result files has none).
 	Capacity []CapacityCell `json:"capacity,omitempty"`
+	// Bodies are the body-size sweep's points (MODES=bodies), one per run (bodies.go).
+	Bodies []BodyCell `json:"bodies,omitempty"`
 	// Unreadable are the results (or files claiming to be: a truncated one, another schema) that
 	// could not be read: left out of every figure and listed, so the report says what it lacks.
 	Unreadable []Unreadable `json:"unreadable,omitempty"`
@@ -232,6 +234,10 @@ func (b *Bench) add(file string, rf *runFile, res *sample.Resources) {
 	}
 	if r.Mode == EqualLoadMode {
 		b.EqualLoad = append(b.EqualLoad, equalLoadCell(file, rf))
+		return
+	}
+	if r.Mode == BodiesMode {
+		b.Bodies = append(b.Bodies, bodyCell(file, rf, res))
 		return
 	}
 	proto := r.Proto
@@ -473,6 +479,9 @@ func (b *Bench) Targets() []string {
 	for _, e := range b.EqualLoad {
 		add(e.Target)
 	}
+	for _, c := range b.Bodies {
+		add(c.Target)
+	}
 	return out
 }
 
@@ -576,7 +585,7 @@ func FromResults(dir string) (*Bench, error) {
 		}
 		b.addIn(dir, f, rf, nil)
 	}
-	if len(b.Cells) == 0 && len(b.EqualLoad) == 0 {
+	if len(b.Cells) == 0 && len(b.EqualLoad) == 0 && len(b.Bodies) == 0 {
 		if len(b.Unreadable) > 0 {
 			return nil, fmt.Errorf("no %s and no readable result file in %s:\n%s", BenchFile, dir, strings.Join(b.UnreadableLines(), "\n"))
 		}

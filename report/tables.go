@@ -44,12 +44,15 @@ func sections(b *Bench) []table {
 		pacingTable(b),
 	}
 	out = append(out, detailsTables(b)...)
-	return append(out,
+	out = append(out,
 		spreadTable(b),
 		resourcesTable(b),
 		clientTable(b),
 		equalLoadTable(b),
 		capacityTable(b),
+	)
+	out = append(out, bodiesTables(b)...)
+	return append(out,
 		manifestTable(b),
 		runsTable(b),
 	)

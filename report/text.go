@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Text writes, for the terminal at the end of `make bench`, first what the client cannot
@@ -18,11 +19,15 @@ func Text(w io.Writer, b *Bench) error {
 			ew.printf("  %s\n", l.Text)
 		}
 	}
-	for _, t := range []table{throughputTable(b, "reused"), throughputTable(b, "fresh")} {
+	for _, t := range append([]table{throughputTable(b, "reused"), throughputTable(b, "fresh")}, bodiesTables(b)...) {
 		if len(t.Rows) == 0 {
 			continue
 		}
-		ct := textTable{Title: fmt.Sprintf("%s  (testid %s, median over the valid runs)", t.Title, b.TestID), Head: t.Head, Notes: t.Notes}
+		over := ", median over the valid runs"
+		if strings.HasPrefix(t.ID, "bodies-") {
+			over = ", one run a point" // bodyJobs (engine/bodies.go)
+		}
+		ct := textTable{Title: fmt.Sprintf("%s  (testid %s%s)", t.Title, b.TestID, over), Head: t.Head, Notes: t.Notes}
 		for _, r := range t.Rows {
 			ct.Rows = append(ct.Rows, r.Cells)
 		}
