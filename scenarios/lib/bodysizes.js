@@ -145,13 +145,20 @@ function k6Iteration(cfg, answer) {
   };
 }
 
-// setupBodies probes the target once before any load, with the run's own request: a download of
-// BODY_BYTES (its size; the measured answers are compared byte for byte) or an upload that the
-// upstream must count whole.
+// SETUP_DOWNLOAD_BYTES is the most a download's setup probe asks for: enough to prove the route,
+// the protocol and the size it answers with.
+export const SETUP_DOWNLOAD_BYTES = 1024;
+
+// setupBodies probes the target once before any load: a download of BODY_BYTES, SETUP_DOWNLOAD_BYTES
+// at most, of the exact size, or the run's own upload, which the upstream must count whole. A
+// download is probed small so that a target that cuts large bodies short is judged by the run
+// (each answer checked, body_cut counted, "body cut short in N responses"), not stopped in setup
+// as if unreachable: its broken connection reads "cannot reach target" there.
 function setupBodies(cfg, out) {
   assertOutput(out);
   if (cfg.direction === 'download') {
-    return { probed: probeTarget(cfg, { path: cfg.url.slice(cfg.origin.length), expectBytes: cfg.bodyBytes }) };
+    const n = Math.min(cfg.bodyBytes, SETUP_DOWNLOAD_BYTES);
+    return { probed: probeTarget(cfg, { path: `${cfg.route}?size=${n}`, expectBytes: n }) };
   }
   const want = answerOf(cfg).expect;
   return {
