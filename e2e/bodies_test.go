@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,8 +15,106 @@ import (
 
 	"github.com/proxybench/proxybench/extensions/upstream"
 	"github.com/proxybench/proxybench/internal/result"
+	"github.com/proxybench/proxybench/report"
+	"github.com/proxybench/proxybench/runner"
 	"github.com/proxybench/proxybench/stack"
 )
+
+// TestBodySizes runs the body-size sweep as `make bench MODES=bodies` does, at two sizes (1 KiB
+// and 1 MiB) against direct and nginx over h1c and h2 (the native loop) and h3
+// (k6/x/proxybench/http3), the tiny runs' 2 s each: every point a valid run whose every body
+// was checked (each response one check, all passed; uploads counted whole by the upstream),
+// with its MB/s and the target's CPU per MB, and the report's grids and curves made of them.
+// h1 is h1c's loop over TLS (extensions/load tests both). Not 8 MiB: over h3 a request of it
+// outlasts the tiny runs' 2 s window, so none would count; TestLieBodyCut moves 8 MiB bodies.
+func TestBodySizes(t *testing.T) {
+	skipShort(t)
+	h := harnessAt(t, 3050, "nginx")
+	const testid = "e2e-bodies"
+	h.downAfterBench(t)
+	sizes, protos := []int{result.KiB, result.MiB}, []string{"h1c", "h2", "h3"}
+	start := time.Now()
+	out, err := h.proxybench(t, "bench", "-targets", "nginx", "-modes", "bodies", "-body-sizes", "1KiB,1MiB", "-protos", strings.Join(protos, ","),
+		"-calibrate-seconds", "0", "-testid", testid)
+	took := time.Since(start)
+	if err != nil {
+		t.Errorf("bench -modes bodies: %v\n%s", err, out)
+	}
+	t.Logf("bench -modes bodies over direct and nginx, %d sizes, %d protocols, both directions: %v", len(sizes), len(protos), took.Round(time.Second))
+	for _, want := range []string{
+		"bodies-down h1c 1MiB nginx", "bodies-up h3 1KiB direct",
+		"== Body sizes, download: MB/s  (testid " + testid, "== Body sizes, upload: target CPU ms per MB",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bench output lacks %q", want)
+		}
+	}
+	dir := filepath.Join(h.results, testid)
+	b, err := report.Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Cells) != 0 || len(b.EqualLoad) != 0 {
+		t.Errorf("MODES=bodies ran %d matrix cells and %d equal-load runs, want none", len(b.Cells), len(b.EqualLoad))
+	}
+	if want := 2 * len(sizes) * len(protos) * 2; len(b.Bodies) != want {
+		t.Errorf("%d points of the sweep, want %d", len(b.Bodies), want)
+	}
+	for _, c := range b.Bodies {
+		name := fmt.Sprintf("%s %s %s %s", c.Scenario, c.Proto, result.SizeLabel(int(c.Bytes)), c.Target)
+		if !c.Valid || c.NoProto != "" {
+			t.Errorf("%s: valid %v, not run %q: %v", name, c.Valid, c.NoProto, c.Invalid)
+			continue
+		}
+		if !slices.Contains(sizes, int(c.Bytes)) || c.MBPerS == nil || *c.MBPerS <= 0 || c.CPUMsPerMB == nil || *c.CPUMsPerMB <= 0 {
+			t.Errorf("%s: size %v, MB/s %s, CPU ms/MB %s: want one of the sizes and both figures above 0", name, c.Bytes, figure(c.MBPerS), figure(c.CPUMsPerMB))
+		}
+		r, err := result.LoadResult(filepath.Join(dir, c.File))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		checkResult(t, c.Scenario, r)
+		if r.Checks.Passes != r.Requests {
+			t.Errorf("%s: %v checks for %v requests: want every body checked, one check each", name, r.Checks.Passes, r.Requests)
+		}
+		client := runner.ClientNative
+		if c.Proto == "h3" {
+			client = "k6/x/proxybench/http3"
+		}
+		if r.Client != client || r.Body == nil || r.Body.Direction != c.Direction || r.Route != map[string]string{result.Download: "/bytes", result.Upload: "/upload"}[c.Direction] {
+			t.Errorf("%s: client %s, body %+v, route %s", name, r.Client, r.Body, r.Route)
+		}
+		if u := r.UpstreamRequests; u == nil || u.Answered < u.Completed-u.InFlight {
+			t.Errorf("%s: the upstream's audit %+v: want every answer the upstream's", name, u)
+		}
+		if want := fmt.Sprintf("%s-%s-%s-%s.json", c.Scenario, c.Proto, result.SizeLabel(int(c.Bytes)), c.Target); c.File != want {
+			t.Errorf("%s: file %s, want %s", name, c.File, want)
+		}
+	}
+	if err := report.Check(b); err != nil {
+		t.Errorf("report.Check: %v", err)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	for _, want := range []string{"## Body sizes, download: MB/s", "## Body sizes, upload: req/s", "](curve-bodies-download-h2.svg)"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	for _, f := range []string{"curve-bodies-download-h1c.svg", "curve-bodies-upload-h3.svg"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("no %s beside report.md: %v", f, err)
+		}
+	}
+}
+
+// figure is an optional figure as a message says it.
+func figure(v *float64) string {
+	if v == nil {
+		return "none"
+	}
+	return fmt.Sprint(*v)
+}
 
 // TestLieBodyCut: a target that ends large bodies short is invalid with the reason, never a
 // hang, whether it breaks the connection after the first MiB (its read of the upstream gave up)
