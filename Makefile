@@ -39,6 +39,8 @@ export CALIBRATE_SECONDS
 export CAPACITY_P99 CAPACITY_PROTOS
 # …and bench's connection sweeps: the idle connections held, the levels of the sweep
 export IDLE_CONNECTIONS CONNECTION_LEVELS
+# …and the body-size sweep's sizes (MODES=bodies)
+export BODY_SIZES
 # …and k6 cloud's login and project, from .env as well as the environment
 export K6_CLOUD_TOKEN K6_CLOUD_STACK_ID K6_CLOUD_PROJECT_ID
 export PROXYBENCH_CACHE ?= $(HOME)/.cache/proxybench

@@ -534,6 +534,19 @@ func (h *harness) conns(t *testing.T) map[string]int {
 	return c
 }
 
+// downAfterBench brings down, when t ends, a stack a bench left up: bench stops its stack
+// itself; only a failed run may leave one behind.
+func (h *harness) downAfterBench(t *testing.T) {
+	t.Cleanup(func() {
+		if data, err := os.ReadFile(filepath.Join(h.run, "state.json")); err == nil {
+			var st stack.State
+			if json.Unmarshal(data, &st) == nil && len(st.Targets) > 0 {
+				_, _ = h.proxybench(t, "down")
+			}
+		}
+	})
+}
+
 // down stops the stack and proves nothing it started is left: no pid alive, every port free.
 func (h *harness) down(t *testing.T) {
 	data, _ := os.ReadFile(filepath.Join(h.run, "state.json"))
@@ -589,15 +602,7 @@ func TestBenchReport(t *testing.T) {
 	}
 	h := harnessAt(t, 100, "nginx")
 	const testid = "e2e-bench"
-	t.Cleanup(func() {
-		// bench stops its stack itself; only a failed run may leave one behind.
-		if data, err := os.ReadFile(filepath.Join(h.run, "state.json")); err == nil {
-			var st stack.State
-			if json.Unmarshal(data, &st) == nil && len(st.Targets) > 0 {
-				_, _ = h.proxybench(t, "down")
-			}
-		}
-	})
+	h.downAfterBench(t)
 	h.streamToInfluxDB(t) // as `make bench OBSERVE=1`: k6's points and the runner's resources
 	from := time.Now().Add(-time.Minute)
 	// -targets nginx: bench adds direct itself, the baseline every target is shown against.

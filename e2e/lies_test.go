@@ -118,40 +118,7 @@ func TestLieStreamCap(t *testing.T) {
 func TestLieBodyRewrite(t *testing.T) {
 	const liar, at = "liar", 6
 	h := harnessAt(t, 2650, stack.Direct)
-
-	// The liar, built as the test's own; its install script copies it into an install cache of
-	// the test's own (the user's is not touched), as a proxy's puts its binary there.
-	built := filepath.Join(t.TempDir(), "proxybench-liar")
-	build := exec.Command("go", "build", "-o", built, "./testdata/liar")
-	build.Dir = filepath.Join(h.root, "e2e")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./testdata/liar: %v\n%s", err, out)
-	}
-	t.Setenv("PROXYBENCH_CACHE", t.TempDir())
-	proxies := t.TempDir()
-	writeFile(t, filepath.Join(proxies, liar, "target.json"), `{
-  "config": "liar.conf.tmpl",
-  "command": ["proxybench-liar", "-config", "{{.ConfigFile}}"],
-  "version": ["proxybench-liar", "-version"],
-  "install": "install.sh",
-  "protocols": ["h1c"]
-}
-`)
-	writeFile(t, filepath.Join(proxies, liar, "liar.conf.tmpl"), fmt.Sprintf(`# e2e/testdata/liar's flags, one a line: cleartext HTTP/1.1 only, as target.json says
--listen {{.Addr}}:{{.H1CPort}}
--upstream {{.UpstreamAddr}}
--keepalive {{.Keepalive}}
-# the lie: one byte of every body of / changed, same length
--rewrite-at %d
-`, at))
-	writeFile(t, filepath.Join(proxies, liar, "install.sh"), fmt.Sprintf(`#!/usr/bin/env bash
-# the liar the test built (e2e/lies_test.go), into the install cache
-set -euo pipefail
-mkdir -p "$PROXYBENCH_CACHE/bin"
-cp '%s' "$PROXYBENCH_CACHE/bin/proxybench-liar"
-`, built))
-	t.Setenv("PROXYBENCH_PROXIES", proxies)
-	h.addTargets(t, 50, liar)
+	h.addLiars(t, liarTarget{liar, "one byte of every body of / changed, same length", fmt.Sprintf("-rewrite-at %d", at)})
 	h.upAll(t, liar)
 	if got := readState(t, h.run).Targets[liar]; got == nil || !slices.Equal(got.Protocols, []stack.Protocol{stack.H1C}) {
 		t.Fatalf("state: %s is %+v, want up serving h1c only", liar, got)
@@ -179,6 +146,55 @@ cp '%s' "$PROXYBENCH_CACHE/bin/proxybench-liar"
 	want := fmt.Sprintf("body differs from the upstream's at byte %d of %d", at, stack.RootBodyBytes)
 	h.runValid(t, scenario, stack.Direct, "e2e-lie-body-direct")
 	h.runInvalid(t, scenario, liar, "e2e-lie-body", want)
+}
+
+// liarTarget is a throwaway target of e2e/testdata/liar: its name, the lie it tells (said in its
+// config) and the flags that make it tell it.
+type liarTarget struct {
+	name, lie, flags string
+}
+
+// addLiars adds the liars to the harness's targets, each a folder of its own (target.json, a
+// config template, install.sh), as a proxy of proxies/ is. The liar is built as the test's own;
+// its install script copies it into an install cache of the test's own (the user's is not
+// touched), as a proxy's puts its binary there.
+func (h *harness) addLiars(t *testing.T, liars ...liarTarget) {
+	t.Helper()
+	built := filepath.Join(t.TempDir(), "proxybench-liar")
+	build := exec.Command("go", "build", "-o", built, "./testdata/liar")
+	build.Dir = filepath.Join(h.root, "e2e")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./testdata/liar: %v\n%s", err, out)
+	}
+	t.Setenv("PROXYBENCH_CACHE", t.TempDir())
+	proxies := t.TempDir()
+	var names []string
+	for _, l := range liars {
+		writeFile(t, filepath.Join(proxies, l.name, "target.json"), `{
+  "config": "liar.conf.tmpl",
+  "command": ["proxybench-liar", "-config", "{{.ConfigFile}}"],
+  "version": ["proxybench-liar", "-version"],
+  "install": "install.sh",
+  "protocols": ["h1c"]
+}
+`)
+		writeFile(t, filepath.Join(proxies, l.name, "liar.conf.tmpl"), fmt.Sprintf(`# e2e/testdata/liar's flags, one a line: cleartext HTTP/1.1 only, as target.json says
+-listen {{.Addr}}:{{.H1CPort}}
+-upstream {{.UpstreamAddr}}
+-keepalive {{.Keepalive}}
+# the lie: %s
+%s
+`, l.lie, l.flags))
+		writeFile(t, filepath.Join(proxies, l.name, "install.sh"), fmt.Sprintf(`#!/usr/bin/env bash
+# the liar the test built (e2e/lies_test.go), into the install cache
+set -euo pipefail
+mkdir -p "$PROXYBENCH_CACHE/bin"
+cp '%s' "$PROXYBENCH_CACHE/bin/proxybench-liar"
+`, built))
+		names = append(names, l.name)
+	}
+	t.Setenv("PROXYBENCH_PROXIES", proxies)
+	h.addTargets(t, 50, names...)
 }
 
 // upAll brings the harness's stack up (h.up) and fails the test unless every one of names is

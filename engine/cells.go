@@ -18,16 +18,17 @@ import (
 type Cell struct {
 	Scenario string
 	Entry    scenarios.Scenario // its catalogue entry
-	Protos   []string           // probes only
+	Protos   []string           // probes and the body-size sweep only
 }
 
-// CellsFor is the cell of scenario, over proto when given (a probe's), or why there is none.
+// CellsFor is the cell of scenario, over proto when given (a probe's, or the body-size sweep's
+// at one size: BODY_BYTES), or why there is none.
 func CellsFor(scenario, proto string) ([]Cell, error) {
 	entry, ok := scenarios.Lookup(scenario)
 	if !ok {
 		return nil, fmt.Errorf("unknown SCENARIO %q: it is not in scenarios/catalogue.json", scenario)
 	}
-	if entry.Mode != scenarios.Probe {
+	if entry.Mode != scenarios.Probe && entry.Mode != scenarios.Bodies {
 		if proto != "" {
 			var probes []string
 			for _, p := range runner.Probes {

@@ -27,6 +27,8 @@ type Plan struct {
 	// ConnectionLevels are the connections of each step of the connections sweep (with the
 	// connections mode), in rising order.
 	ConnectionLevels []int
+	// BodySizes are the body-size sweep's sizes in bytes (BODY_SIZES), when Modes has it.
+	BodySizes []int
 }
 
 // capacity tells whether the plan searches each target's capacity.
@@ -42,9 +44,9 @@ type Job struct {
 
 // Matrix is the plan's matrix, in order: throughput (each Runs times), the probes (once: a
 // probe repeats SAMPLES times within its run), then the idle runs (once per target and
-// protocol). A scenario's runs are interleaved across the targets (A B C A B C, never A A B B
-// C C), so that a drift of the machine over minutes (a neighbour's load, heat, the page cache)
-// spreads over every target instead of landing on one.
+// protocol), then the body-size sweep (bodyJobs). A scenario's runs are interleaved across the
+// targets (A B C A B C, never A A B B C C), so that a drift of the machine over minutes (a
+// neighbour's load, heat, the page cache) spreads over every target instead of landing on one.
 func (p Plan) Matrix() []Job {
 	var jobs []Job
 	for _, sc := range runner.Throughput {
@@ -80,7 +82,7 @@ func (p Plan) Matrix() []Job {
 			}
 		}
 	}
-	return jobs
+	return append(jobs, p.bodyJobs()...)
 }
 
 // equalLoad tells whether the plan has an equal-load pass.

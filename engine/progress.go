@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/proxybench/proxybench/internal/result"
 	"github.com/proxybench/proxybench/runner"
 )
 
@@ -24,6 +25,9 @@ func progress(w io.Writer, i, n int, j runner.Job, runs int, t0 time.Time) {
 	proto := j.Proto
 	if proto == "" {
 		proto = j.Requires()
+	}
+	if j.Body != nil {
+		proto += " " + result.SizeLabel(int(j.Body.Bytes))
 	}
 	run := max(j.Run, 1)
 	fmt.Fprintf(w, "\n[%d/%d] %s %s %s run %d/%d  elapsed %s  ETA %s\n", i, n, j.Scenario, proto, j.Target, run, runs, fmtDur(el), eta)

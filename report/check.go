@@ -10,8 +10,10 @@ import (
 
 // Check renders b and verifies the report against the runs it came from: every run appears
 // with its result file and validity, every invalid run's reason is said, every not-run cell
-// is said, every throughput cell with a valid run has its row, every chart has one series per
-// target that has cells of its kind, and every chart of the first screen is in both reports. The end-to-end test calls it on a real (tiny) run.
+// is said, every throughput cell with a valid run has its row (a valid point of the body-size
+// sweep its MB/s), every chart has one series per target that has cells of its kind, every
+// table's curves are inline in report.html with their lines and shown in report.md, and every
+// chart of the first screen is in both reports. The end-to-end test calls it on a real (tiny) run.
 func Check(b *Bench) error {
 	var md, page bytes.Buffer
 	if err := Markdown(&md, b); err != nil {
@@ -81,6 +83,23 @@ func Check(b *Bench) error {
 			fail("chart %s: series %v, want %v", ch.ID, got, ch.Series)
 		}
 	}
+	for _, t := range sections(b) {
+		for _, c := range t.Figures {
+			var want []string
+			for _, l := range c.Lines {
+				want = append(want, l.Series)
+			}
+			if got := chartSeries(h)[c.ID]; strings.Join(got, ",") != strings.Join(want, ",") || len(got) == 0 {
+				fail("curve %s: series %v in report.html, want %v", c.ID, got, want)
+			}
+			if !strings.Contains(m, "]("+mdLink(c.file())+")") {
+				fail("curve %s: not shown in report.md", c.ID)
+			}
+		}
+	}
+	for _, c := range b.Bodies {
+		checkBodyPoint(m, &c, fail)
+	}
 	for _, ch := range firstScreen(b).charts() {
 		if !strings.Contains(h, `<svg class="mini" id="`+ch.ID+`"`) || !strings.Contains(m, "]("+mdLink(ch.file())+")") {
 			fail("first-screen chart %s: not inline in report.html, or not shown in report.md", ch.ID)
@@ -106,7 +125,7 @@ func lineWith(s, sub string) string {
 // attribute pointing at http(s) or a protocol-relative URL, CSS url() or @import.
 var external = regexp.MustCompile(`(?i)(\b(src|href|srcset|action|poster|data|xlink:href|background)\s*=\s*["']?\s*(https?:|//))|url\(|@import`)
 
-// chartSeries maps each chart's id in page to its series' targets, in order.
+// chartSeries maps each chart's and curve's id in page to its series' targets, in order.
 func chartSeries(page string) map[string][]string {
 	out := map[string][]string{}
 	for _, m := range svgRE.FindAllStringSubmatch(page, -1) {
@@ -119,6 +138,6 @@ func chartSeries(page string) map[string][]string {
 }
 
 var (
-	svgRE    = regexp.MustCompile(`(?s)<svg class="chart" id="([^"]+)".*?</svg>`)
+	svgRE    = regexp.MustCompile(`(?s)<svg class="(?:chart|curve)" id="([^"]+)".*?</svg>`)
 	seriesRE = regexp.MustCompile(`<g class="series" data-target="([^"]+)"`)
 )

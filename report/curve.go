@@ -30,10 +30,13 @@ type curveLine struct {
 	MarkLabel string
 }
 
-// curvePoint is one point; Open draws it hollow (a step that did not hold).
+// curvePoint is one point; Open draws it hollow (a step that did not hold). Gap is a point with
+// no figure to draw (an invalid run, whose figure must not count): hollow on the x axis, its Y
+// ignored, and its line broken there, so that no line passes through a figure nobody measured.
 type curvePoint struct {
 	X, Y  float64
 	Open  bool
+	Gap   bool
 	Title string // tooltip
 }
 
@@ -101,7 +104,10 @@ func (c *curve) svg(col map[string]string, standalone bool) string {
 	var xs, ys []float64
 	for _, l := range c.Lines {
 		for _, p := range l.Points {
-			xs, ys = append(xs, p.X), append(ys, p.Y)
+			xs = append(xs, p.X)
+			if !p.Gap {
+				ys = append(ys, p.Y)
+			}
 		}
 	}
 	if c.Goal > 0 {
@@ -145,19 +151,30 @@ func (c *curve) svg(col map[string]string, standalone bool) string {
 		slices.SortFunc(pts, func(a, b curvePoint) int { return cmpFloat(a.X, b.X) })
 		fmt.Fprintf(&sb, `<g class="series" data-target="%s">`, e(l.Series))
 		var path []string
+		line := func() {
+			if len(path) > 1 {
+				fmt.Fprintf(&sb, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`, color, strings.Join(path, " "))
+			}
+			path = path[:0]
+		}
 		for _, p := range pts {
+			if p.Gap {
+				line()
+				continue
+			}
 			path = append(path, fmt.Sprintf("%.1f,%.1f", px(p.X), py(p.Y)))
 		}
-		if len(path) > 1 {
-			fmt.Fprintf(&sb, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`, color, strings.Join(path, " "))
-		}
+		line()
 		for _, p := range pts {
-			fill := color
-			if p.Open {
+			fill, cls, y := color, "point", py(p.Y)
+			if p.Open || p.Gap {
 				fill = "#ffffff"
 			}
-			fmt.Fprintf(&sb, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s" stroke="%s" stroke-width="1.5"><title>%s</title></circle>`,
-				px(p.X), py(p.Y), fill, color, e(p.Title))
+			if p.Gap {
+				cls, y = "gap", y0
+			}
+			fmt.Fprintf(&sb, `<circle class="%s" cx="%.1f" cy="%.1f" r="3.5" fill="%s" stroke="%s" stroke-width="1.5"><title>%s</title></circle>`,
+				cls, px(p.X), y, fill, color, e(p.Title))
 		}
 		if m := l.Mark; m != nil {
 			fmt.Fprintf(&sb, `<circle class="mark" cx="%.1f" cy="%.1f" r="8" fill="none" stroke="%s" stroke-width="2"><title>%s</title></circle>`,

@@ -80,6 +80,19 @@ func firstScreen(b *Bench) glance {
 		}
 		g.Invalid = append(g.Invalid, glanceLink{Name: "equal-load " + k.proto + " " + k.target, ID: invalidAnchor("equal-load", k.proto, k.target)})
 	}
+	// the body-size sweep: every point is a cell
+	for _, c := range b.Bodies {
+		switch {
+		case c.NoProto != "":
+			g.NotRun++
+		case c.Valid:
+			g.Cells++
+			g.Valid++
+		default:
+			g.Cells++
+			g.Invalid = append(g.Invalid, glanceLink{Name: c.name(), ID: c.anchor()})
+		}
+	}
 	for _, p := range glanceProtos(b) {
 		gp := glanceProto{Proto: p, Name: protoName(p), Cost: costChart(b, p)}
 		gp.P99, gp.Equal = p99Chart(b, p)

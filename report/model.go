@@ -54,6 +54,8 @@ type Bench struct {
 	Capacity []CapacityCell `json:"capacity,omitempty"`
 	// Connections are the connections sweep's points (engine's pass), only in bench.json too.
 	Connections []ConnectionsPoint `json:"connections,omitempty"`
+	// Bodies are the body-size sweep's points (MODES=bodies), one per run (bodies.go).
+	Bodies []BodyCell `json:"bodies,omitempty"`
 	// Unreadable are the results (or files claiming to be: a truncated one, another schema) that
 	// could not be read: left out of every figure and listed, so the report says what it lacks.
 	Unreadable []Unreadable `json:"unreadable,omitempty"`
@@ -238,6 +240,10 @@ func (b *Bench) add(file string, rf *runFile, res *sample.Resources) {
 	}
 	if r.Mode == EqualLoadMode {
 		b.EqualLoad = append(b.EqualLoad, equalLoadCell(file, rf))
+		return
+	}
+	if r.Mode == BodiesMode {
+		b.Bodies = append(b.Bodies, bodyCell(file, rf, res))
 		return
 	}
 	proto := r.Proto
@@ -482,6 +488,9 @@ func (b *Bench) Targets() []string {
 	for _, p := range b.Connections {
 		add(p.Target)
 	}
+	for _, c := range b.Bodies {
+		add(c.Target)
+	}
 	return out
 }
 
@@ -585,7 +594,7 @@ func FromResults(dir string) (*Bench, error) {
 		}
 		b.addIn(dir, f, rf, nil)
 	}
-	if len(b.Cells) == 0 && len(b.EqualLoad) == 0 {
+	if len(b.Cells) == 0 && len(b.EqualLoad) == 0 && len(b.Bodies) == 0 {
 		if len(b.Unreadable) > 0 {
 			return nil, fmt.Errorf("no %s and no readable result file in %s:\n%s", BenchFile, dir, strings.Join(b.UnreadableLines(), "\n"))
 		}

@@ -209,6 +209,7 @@ func runsTable(b *Bench) table {
 			}})
 		}
 	}
+	t.Rows = append(t.Rows, bodyRunRows(b)...)
 	return t
 }
 
@@ -263,6 +264,24 @@ func invalidList(b *Bench) (invalid, notRun []listItem) {
 				seen[id] = true
 			}
 			invalid = append(invalid, listItem{ID: id, Text: fmt.Sprintf("equal-load %s %s: %s", e.Proto, e.Target, strings.Join(e.Invalid, "; "))})
+		}
+	}
+	notRunBodies := map[string]bool{}
+	for _, c := range b.Bodies {
+		switch {
+		case c.NoProto != "":
+			// one line per target and protocol, not per size
+			line := fmt.Sprintf("%s %s %s: %s (%s)", c.Scenario, c.Proto, c.Target, c.NoProto, c.NoProtoReason)
+			if !notRunBodies[line] {
+				notRunBodies[line] = true
+				notRun = append(notRun, listItem{Text: line})
+			}
+		case !c.Valid:
+			fig := ""
+			if c.MBPerS != nil {
+				fig = fmt.Sprintf(" (it measured %s MB/s: not counted)", mbps(*c.MBPerS))
+			}
+			invalid = append(invalid, listItem{ID: c.anchor(), Text: fmt.Sprintf("%s: %s%s; %s", c.name(), strings.Join(c.Invalid, "; "), fig, c.File)})
 		}
 	}
 	// a result file the rebuild could not read: its run is in no table, so it is said here

@@ -44,7 +44,7 @@ func sections(b *Bench) []table {
 		pacingTable(b),
 	}
 	out = append(out, detailsTables(b)...)
-	return append(out,
+	out = append(out,
 		spreadTable(b),
 		resourcesTable(b),
 		clientTable(b),
@@ -52,6 +52,9 @@ func sections(b *Bench) []table {
 		capacityTable(b),
 		idleTable(b),
 		connectionsTable(b),
+	)
+	out = append(out, bodiesTables(b)...)
+	return append(out,
 		manifestTable(b),
 		runsTable(b),
 	)

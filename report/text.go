@@ -18,13 +18,13 @@ func Text(w io.Writer, b *Bench) error {
 			ew.printf("  %s\n", l.Text)
 		}
 	}
-	for i, t := range []table{throughputTable(b, "reused"), throughputTable(b, "fresh"), idleTable(b), connectionsTable(b)} {
+	for i, t := range append([]table{throughputTable(b, "reused"), throughputTable(b, "fresh"), idleTable(b), connectionsTable(b)}, bodiesTables(b)...) {
 		if len(t.Rows) == 0 {
 			continue
 		}
 		over := ", median over the valid runs"
 		if i >= 2 {
-			over = ", one run each" // the idle and connections modes run once per point
+			over = ", one run a point" // the sweeps (idle, connections, bodies) run once per point
 		}
 		ct := textTable{Title: fmt.Sprintf("%s  (testid %s%s)", t.Title, b.TestID, over), Head: t.Head, Notes: t.Notes}
 		for _, r := range t.Rows {

@@ -13,11 +13,12 @@ import (
 // k6/x/proxybench/http3. Probes: each sampled over each of its protocols (WebSocket upgrades are
 // HTTP/1.1 only: an h2 or h3 WebSocket needs extended CONNECT, which k6 does not speak).
 // EqualLoad: the open-model pass `bench` runs after the matrix (equalload.go), as it needs the
-// matrix's figures first.
+// matrix's figures first. Bodies: the body-size sweep, a mode of its own (MODES=bodies).
 var (
 	Throughput = catalogued.throughput
 	Probes     = catalogued.probes
 	EqualLoad  = catalogued.equalLoad
+	Bodies     = catalogued.bodies
 	// Idle holds connections idle against a target (MODES=idle), over each of its protocols.
 	Idle = catalogued.idle
 )
@@ -25,8 +26,8 @@ var (
 var catalogued = matrix()
 
 type families struct {
-	throughput, probes []scenarios.Scenario
-	equalLoad, idle    scenarios.Scenario
+	throughput, probes, bodies []scenarios.Scenario
+	equalLoad, idle            scenarios.Scenario
 }
 
 func matrix() families {
@@ -41,6 +42,8 @@ func matrix() families {
 			f.equalLoad = s
 		case s.Mode == scenarios.Idle:
 			f.idle = s
+		case s.Mode == scenarios.Bodies:
+			f.bodies = append(f.bodies, s)
 		}
 	}
 	return f

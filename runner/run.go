@@ -77,7 +77,7 @@ type Runner struct {
 // setting added there with Script is passed on) and those the runner sets itself
 // (TestScriptEnvIsComplete holds the list to the scripts).
 var ScriptEnv = append(settings.Names(func(s settings.Setting) bool { return s.Script }),
-	"TARGETS_FILE", "SUMMARY_JSON", "RATE", "GODEBUG", "PWD")
+	"TARGETS_FILE", "SUMMARY_JSON", "RATE", "BODY_BYTES", "GODEBUG", "PWD")
 
 // LocalEnv are the ScriptEnv variables about this machine: its paths, the local split and
 // its own k6's Go runtime. A k6 elsewhere (k6 cloud, a Kubernetes runner) is not given them.
@@ -124,6 +124,9 @@ type Job struct {
 	// Dir is a folder under the run's results for the job's file, apart from the cells' (a
 	// capacity search's steps: CapacityDir); "" for a cell's own run.
 	Dir string
+	// Body is the point of the body-size sweep a job of mode bodies runs (its direction and
+	// size: BODY_BYTES in its environment, the size in its file's name), nil for any other.
+	Body *result.Body
 }
 
 // JobOf is a job of the catalogue's scenario s.
@@ -159,7 +162,10 @@ func (j Job) K6Scenario() string { return k6Scenario(j.resolved().Entry, j.Proto
 
 func (j Job) name() string {
 	n := j.Scenario + "-" + j.Target
-	if j.Proto != "" {
+	switch {
+	case j.Body != nil:
+		n = j.Scenario + "-" + j.Proto + "-" + result.SizeLabel(int(j.Body.Bytes)) + "-" + j.Target
+	case j.Proto != "":
 		n = j.Scenario + "-" + j.Proto + "-" + j.Target
 	}
 	if j.Run > 1 {
@@ -200,6 +206,9 @@ func (r *Runner) Env(testid string, j Job, summary string) []string {
 	if j.Proto != "" {
 		env = append(env, "PROTO="+j.Proto)
 	}
+	if j.Body != nil {
+		env = append(env, fmt.Sprintf("BODY_BYTES=%.0f", j.Body.Bytes))
+	}
 	if g := r.godebug(j); len(g) > 0 {
 		env = append(env, "GODEBUG="+strings.Join(g, ","))
 	}
@@ -235,7 +244,7 @@ func (r *Runner) Run(ctx context.Context, testid string, j Job) *result.Result {
 // Failed is the result of a run that measured nothing: err says why. It is invalid, and filed
 // under its scenario's mode like any other run, so that its cell keeps its row.
 func Failed(testid string, j Job, err error) *result.Result {
-	return &result.Result{TestID: testid, Scenario: j.Scenario, Mode: j.Mode(), Target: j.Target, Proto: j.Proto, Err: err.Error()}
+	return &result.Result{TestID: testid, Scenario: j.Scenario, Mode: j.Mode(), Target: j.Target, Proto: j.Proto, Body: j.Body, Err: err.Error()}
 }
 
 // RunSampled runs one cell as Run does and, when targetPID > 0, samples what it cost while k6
@@ -307,6 +316,7 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 					ClientCPUMicros: result.Round(sampled.ClientCPUSeconds/n*1e6, 1),
 				}
 			}
+			watched.targetCPU = sampled.TargetCPUSeconds
 		}
 	}
 	if res := r.stopped(ctx, runCtx, testid, j, ""); res != nil {
@@ -400,6 +410,9 @@ func (r *Runner) annotate(got *result.Result, j Job, summary string, w *watch, a
 	if got.IdleCost != nil {
 		add["idle_cost"] = got.IdleCost
 	}
+	if got.Body != nil {
+		add["body"] = got.Body
+	}
 	got.Judge()
 	add["valid"], add["invalid"], add["overload"] = got.Valid, result.NonNil(got.Invalid), got.Overload
 	if got.Overload == "" {
@@ -418,6 +431,9 @@ type watch struct {
 	offered  *float64
 	outside  *result.OutsideLoad // set once the run's sampler stopped
 	cost     *result.Cost        // set once the requests are counted
+	// targetCPU is the target's CPU seconds over the run, once sampled: a body-size sweep's run
+	// divides it by the bytes it moved
+	targetCPU float64
 }
 
 // record sets on res what the watch saw of its run, all being every request k6 sent (nil: not
@@ -434,6 +450,9 @@ func (w *watch) record(res *result.Result, all *float64) {
 	res.OfferedStreams = w.offered
 	res.OutsideLoad = w.outside
 	res.Cost = w.cost
+	if res.Body != nil && all != nil {
+		res.Body.TargetCPUMsPerMB = res.Body.CPUPerMB(w.targetCPU, *all)
+	}
 }
 
 // watchRun starts the watch of one run of j: the target's offered streams are read first, so

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -55,6 +56,35 @@ func TestJobEnv(t *testing.T) {
 	}
 }
 
+// A point of the body-size sweep tells its script its size (BODY_BYTES), and its result file
+// is named by it: the sweep's runs of one cell over several sizes never overwrite each other.
+func TestBodyJobEnvAndName(t *testing.T) {
+	t.Parallel()
+	r := &Runner{ResultsDir: "/results"}
+	names := map[string]bool{}
+	for _, n := range []float64{0, 1 << 10, 65536, 100000, 8 << 20} {
+		j := Job{Scenario: "bodies-up", Target: "nginx", Proto: "h2", Body: &result.Body{Direction: result.Upload, Bytes: n}}
+		if env := r.Env("id1", j, "/out.json"); !slices.Contains(env, fmt.Sprintf("BODY_BYTES=%.0f", n)) || !slices.Contains(env, "PROTO=h2") {
+			t.Errorf("%.0f bytes: env lacks BODY_BYTES=%.0f or PROTO=h2: %v", n, n, env[len(env)-3:])
+		}
+		path, err := r.ResultPath("id1", j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names[filepath.Base(path)] = true
+	}
+	want := []string{"bodies-up-h2-0B-nginx.json", "bodies-up-h2-1KiB-nginx.json", "bodies-up-h2-64KiB-nginx.json", "bodies-up-h2-100000B-nginx.json", "bodies-up-h2-8MiB-nginx.json"}
+	for _, w := range want {
+		if !names[w] {
+			t.Errorf("result files %v lack %s", names, w)
+		}
+	}
+	off := r.Env("id1", Job{Scenario: "reused-h1c", Target: "nginx"}, "/out.json")
+	if os.Getenv("BODY_BYTES") == "" && slices.ContainsFunc(off, func(e string) bool { return strings.HasPrefix(e, "BODY_BYTES=") }) {
+		t.Error("a job off the sweep is given BODY_BYTES")
+	}
+}
+
 // A SEGMENTS left in the caller's environment would have a whole run skip the plan's totals
 // (scenarios/lib/options.js): only RunSegments sets it.
 func TestEnvDropsAStraySegments(t *testing.T) {
@@ -105,6 +135,8 @@ func TestSkip(t *testing.T) {
 	}{
 		{Job{Scenario: "fresh-h3", Target: "nginx"}, "fresh-h3-nginx.json", "h3"},
 		{Job{Scenario: "sse", Target: "haproxy", Proto: "h3"}, "sse-h3-haproxy.json", "h3"},
+		// a point of the body-size sweep keeps its size in its name and its result
+		{Job{Scenario: "bodies-down", Target: "pingora", Proto: "h3", Body: &result.Body{Direction: result.Download, Bytes: 1 << 20}}, "bodies-down-h3-1MiB-pingora.json", "h3"},
 	}
 	for _, tc := range tests {
 		res := r.Skip("id1", tc.job, []string{"h1", "h1c", "h2"})
@@ -122,6 +154,9 @@ func TestSkip(t *testing.T) {
 		if got.Skipped != "no h3" || got.Proto != tc.wantProto || got.ExpectedProto != "HTTP/3.0" || got.Valid || len(got.Invalid) != 0 ||
 			!strings.Contains(got.SkipReason, tc.job.Target+" does not serve h3 (it serves h1, h1c, h2)") {
 			t.Errorf("%+v: saved %+v", tc.job, got)
+		}
+		if (got.Body == nil) != (tc.job.Body == nil) || got.Body != nil && *got.Body != *tc.job.Body {
+			t.Errorf("%+v: saved body %+v, want the job's", tc.job, got.Body)
 		}
 	}
 }

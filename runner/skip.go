@@ -42,7 +42,7 @@ func (r *Runner) skip(testid string, j Job, label, reason string) *result.Result
 		ExpectedProto: wire[need], Profile: r.Profile,
 		ProtosSeen: map[string]float64{}, Extra: map[string]result.Stats{}, Invalid: []string{},
 		Skipped:    label,
-		SkipReason: reason,
+		SkipReason: reason, Body: j.Body,
 	}
 	if j.Proto == "" {
 		res.Proto = need

@@ -24,6 +24,9 @@ const (
 	Probe     = "probe"
 	EqualLoad = "equal-load"
 	Idle      = "idle" // connections held idle (idle.js), a mode of its own in a bench
+	// Bodies is the body-size sweep's (make bench MODES=bodies): a closed-model run per body
+	// size, over each of its protocols.
+	Bodies = "bodies"
 )
 
 // Scenario is one entry of the catalogue.
@@ -183,7 +186,7 @@ func (s Scenario) check(seen map[string]bool, defaultProto string) error {
 		return errors.New("an entry has no scenario name")
 	case seen[s.Name]:
 		return fmt.Errorf("%s is listed twice", s.Name)
-	case !slices.Contains([]string{Reused, Fresh, Probe, EqualLoad, Idle}, s.Mode):
+	case !slices.Contains([]string{Reused, Fresh, Probe, EqualLoad, Idle, Bodies}, s.Mode):
 		return fmt.Errorf("%s: unknown mode %q", s.Name, s.Mode)
 	case s.Route == "":
 		return fmt.Errorf("%s: no route", s.Name)

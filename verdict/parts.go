@@ -23,6 +23,9 @@ func (c *Counts) Add(p *Counts, label string) {
 		v := *at
 		c.BodyDiffersAt, c.BodyBytes = &v, p.BodyBytes
 	}
+	if c.BodyCut += p.BodyCut; p.BodyCut > 0 {
+		c.BodyBytes = p.BodyBytes
+	}
 	for _, name := range p.FailedChecks {
 		if !slices.Contains(c.FailedChecks, name) {
 			c.FailedChecks = append(c.FailedChecks, name)

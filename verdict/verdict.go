@@ -81,6 +81,9 @@ type Counts struct {
 	// Failures are a probe's measured samples that failed, by why (probe_failures{why}):
 	// how each ended, within its timeout (samplesFailed words them).
 	Failures map[string]float64 `json:"failures,omitempty"`
+	// BodyCut is the downloads whose body ended before BodyBytes (body_cut): a 200 with fewer
+	// bytes, or an answer whose connection or stream broke after some of its body.
+	BodyCut float64 `json:"body_cut,omitempty"`
 }
 
 // Plan is what the script set out to do: the figures its totals are held to.
@@ -172,6 +175,7 @@ func totals(r Run) []string {
 var eachRules = []func(Run) string{
 	checksFailed,
 	bodyDiffers,
+	bodyCut,
 	requestsFailed,
 	samplesFailed,
 	wrongProto,

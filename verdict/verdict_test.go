@@ -63,6 +63,22 @@ func idleH1() Run {
 	}
 }
 
+// bodiesDown is a valid run of the body-size sweep: 8 MiB downloads over h1c, 32 connections
+// each carrying one at a time.
+func bodiesDown() Run {
+	return Run{
+		Mode: "bodies", ExpectedProto: "HTTP/1.1", Route: "/bytes",
+		Requests: 300, Passes: 300, ProtosSeen: map[string]float64{"HTTP/1.1": 300},
+		NewConnections: f64(0),
+		Counts: Counts{
+			Unit: "requests", Answered: 400, Iterations: 64, SetupOK: true,
+			ConnectionsOpened: f64(32),
+		},
+		Plan:     Plan{ConnectionsPlanned: f64(32), ConnectionsAllowed: f64(36), InFlight: 32},
+		Upstream: NewUpstream(400, 400, 32),
+	}
+}
+
 // streamProbe is a valid stream probe of 12 samples over h1c, on one warm connection.
 func streamProbe() Run {
 	return Run{
@@ -179,6 +195,24 @@ func TestJudge(t *testing.T) {
 			"100000 of 100000 checks failed: 200, 4096 bytes, HTTP/2.0 (wrong body 100000)",
 			"body differs from the upstream's at byte 6 of 4096 in 100000 responses",
 		},
+	}, {
+		name: "bodies cut short by the target (the body-size sweep)",
+		run: func() Run {
+			r := bodiesDown()
+			r.Passes, r.Fails, r.FailedRequests = 0, 300, 200
+			r.Counts.FailedChecks = []string{"200, 8388608 bytes, HTTP/1.1"}
+			r.Counts.BadResponses = map[string]float64{"status": 200, "size": 300, "proto": 200}
+			r.Counts.BodyCut, r.Counts.BodyBytes = 300, 8388608
+			return r
+		},
+		want: []string{
+			"300 of 300 checks failed: 200, 8388608 bytes, HTTP/1.1 (wrong status 200, size 300, proto 200)",
+			"body cut short in 300 responses: each ended before its 8388608 bytes (a 200 with fewer, or its connection or stream broken mid-body)",
+			"200 requests failed",
+		},
+	}, {
+		name: "bodies: valid",
+		run:  bodiesDown,
 	}, {
 		name: "failed requests, wrong protocol, dropped iterations",
 		run: func() Run {
@@ -363,8 +397,11 @@ func TestCountsAdd(t *testing.T) {
 	sum.Add(&Counts{
 		Unit: "requests", Answered: 5, Iterations: 5, SetupOK: false, BadResponses: map[string]float64{"body": 1},
 		BodyDiffersAt: f64(6), BodyBytes: 4096, FailedChecks: []string{"c"}, Findings: []string{"late"},
-		Failures: map[string]float64{"timeout": 1}, ConnectionsHeld: f64(16), ConnectionsLost: map[string]float64{"reset": 2},
+		Failures: map[string]float64{"timeout": 1}, ConnectionsHeld: f64(16), ConnectionsLost: map[string]float64{"reset": 2}, BodyCut: 2,
 	}, "segment 2/2")
+	if sum.BodyCut != 2 {
+		t.Errorf("sum %+v: want the 2 bodies segment 2 saw cut short", sum)
+	}
 	if sum.Failures["timeout"] != 1 {
 		t.Errorf("sum %+v: want the failed sample of segment 2", sum)
 	}

@@ -103,8 +103,9 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 		Targets: names, Protos: f.protos, Modes: f.modes, Runs: f.runs,
 		Ceilings:       engine.ReadCeilings(s.RunDir),
 		CapacityProtos: f.capacityProtos, CapacityP99: f.capacityP99, Connections: f.load.Connections,
-		ConnectionLevels: f.connectionLevels,
+		ConnectionLevels: f.connectionLevels, BodySizes: f.bodySizes,
 	})
+
 	if err := b.WriteReport(); err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 func TestParseBenchFlags(t *testing.T) {
-	for _, k := range append([]string{"PROTOS", "MODES", "RUNS", "DASHBOARD", "RESTART", "PROFILE", "PIN", "TARGET", "TARGETS"}, append(settings.Knobs(settings.Duration), settings.Knobs(settings.Count)...)...) {
+	for _, k := range append([]string{"PROTOS", "MODES", "BODY_SIZES", "RUNS", "DASHBOARD", "RESTART", "PROFILE", "PIN", "TARGET", "TARGETS"}, append(settings.Knobs(settings.Duration), settings.Knobs(settings.Count)...)...) {
 		t.Setenv(k, "")
 	}
 	tests := []struct {
@@ -23,6 +23,10 @@ func TestParseBenchFlags(t *testing.T) {
 		{[]string{"-profile", "stable"}, allProtos, allModes, 5, ""},
 		{[]string{"-profile", "stress", "-runs", "2"}, allProtos, allModes, 2, ""},
 		{[]string{"-protos", "h2, h1c,h2,", "-modes", "probe"}, []string{"h2", "h1c"}, []string{"probe"}, 1, ""},
+		// the body-size sweep runs only when named: "all" is the default bench's modes
+		{[]string{"-modes", "bodies"}, allProtos, []string{"bodies"}, 1, ""},
+		{[]string{"-modes", "reused,bodies"}, allProtos, []string{"reused", "bodies"}, 1, ""},
+		{[]string{"-modes", "all"}, allProtos, allModes, 1, ""},
 		{[]string{"-profile", "huge"}, nil, nil, 0, `unknown PROFILE "huge"`},
 		{[]string{"-runs", "0"}, nil, nil, 0, `RUNS="0"`},
 		{[]string{"-runs", "three"}, nil, nil, 0, `RUNS="three"`},
@@ -46,6 +50,10 @@ func TestParseBenchFlags(t *testing.T) {
 			}
 			if !slices.Equal(f.protos, tc.protos) || !slices.Equal(f.modes, tc.modes) || f.runs != tc.runs {
 				t.Errorf("protos %v modes %v runs %d, want %v %v %d", f.protos, f.modes, f.runs, tc.protos, tc.modes, tc.runs)
+			}
+			// BODY_SIZES' default, settings/table.go's: 0 B to 8 MiB
+			if want := []int{0, 1 << 10, 64 << 10, 1 << 20, 8 << 20}; !slices.Equal(f.bodySizes, want) {
+				t.Errorf("body sizes %v, want %v", f.bodySizes, want)
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/proxybench/proxybench/engine"
 	"github.com/proxybench/proxybench/settings"
 	"github.com/proxybench/proxybench/stack"
 )
@@ -15,9 +16,10 @@ import (
 var (
 	allProtos = []string{"h1", "h1c", "h2", "h3"}
 	allModes  = []string{"reused", "fresh", "probe", "capacity"}
-	// sweepModes run only when MODES names them: each holds thousands of connections against
-	// every target, minutes the default bench does not spend
-	sweepModes = []string{"idle", "connections"}
+	// sweepModes run only when MODES names them, never in "all", the default bench: idle and
+	// connections hold thousands of connections against every target, bodies moves up to 8 MiB
+	// a request, minutes each that the default bench does not spend
+	sweepModes = []string{"idle", "connections", engine.BodiesMode}
 	// the capacity search runs the native open model: h1c, h1 and h2 (h3's client, k6's
 	// constant-arrival-rate over k6/x/proxybench/http3, costs more per request than the targets)
 	capacityProtos = []string{"h1c", "h1", "h2"}
@@ -30,8 +32,9 @@ type benchFlags struct {
 	dashboard     bool
 	restart       bool
 	pin           *stack.Pinning
-	check         bool // only check the flags and targets
-	calibrate     int  // seconds per client of the calibration at the start; 0: none
+	check         bool  // only check the flags and targets
+	calibrate     int   // seconds per client of the calibration at the start; 0: none
+	bodySizes     []int // MODES=bodies: the sizes of the body-size sweep (BODY_SIZES)
 	// capacityP99 is the capacity search's latency goal (ms), capacityProtos its protocols
 	capacityP99    float64
 	capacityProtos []string
@@ -43,8 +46,15 @@ type benchFlags struct {
 
 // listFlag parses a comma-separated list whose every entry must be one of valid.
 func listFlag(name, spec string, valid []string) ([]string, error) {
+	return listFlagOf(name, spec, valid, nil)
+}
+
+// listFlagOf parses a comma-separated list whose every entry must be one of all or of more;
+// empty and "all" are all, without more.
+func listFlagOf(name, spec string, all, more []string) ([]string, error) {
+	valid := append(slices.Clone(all), more...)
 	if spec == "" || spec == "all" {
-		return valid, nil
+		return all, nil
 	}
 	var out []string
 	for _, v := range strings.Split(spec, ",") {
@@ -80,6 +90,7 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	protos := setting(fs, "protos", "PROTOS", "")
 	modes := setting(fs, "modes", "MODES", "")
+	bodySizes := setting(fs, "body-sizes", "BODY_SIZES", "")
 	runs := setting(fs, "runs", "RUNS", "")
 	dash := fs.Bool("dashboard", dashOn, "keep k6's web dashboard HTML export of every run")
 	pin := pinFlag(fs)
@@ -98,11 +109,11 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	if b.protos, err = listFlag("PROTOS", *protos, allProtos); err != nil {
 		return nil, err
 	}
-	b.modes = allModes
-	if *modes != "" && *modes != "all" {
-		if b.modes, err = listFlag("MODES", *modes, append(slices.Clone(allModes), sweepModes...)); err != nil {
-			return nil, err
-		}
+	if b.modes, err = listFlagOf("MODES", *modes, allModes, sweepModes); err != nil {
+		return nil, err
+	}
+	if b.bodySizes, err = engine.ParseBodySizes(*bodySizes); err != nil {
+		return nil, err
 	}
 	if b.pin, err = parsePin(*pin); err != nil {
 		return nil, err

@@ -91,11 +91,13 @@ func cellFlags(fs *flag.FlagSet) (scenario, proto *string) {
 // k6Cells checks SCENARIO and PROTO, before the stack is read: what `make k6` runs.
 func k6Cells(scenario, proto string) ([]engine.Cell, error) {
 	scenario, proto = strings.TrimSpace(scenario), strings.TrimSpace(proto)
+	// the matrix's, and the body-size sweep's at one size (BODY_BYTES, default 1 MiB)
+	names := append(engine.Scenarios(), engine.BodiesScenarios()...)
 	if scenario == "" {
-		return nil, errors.New("no SCENARIO: try `make k6 SCENARIO=fresh-h2`; scenarios are " + strings.Join(engine.Scenarios(), ", "))
+		return nil, errors.New("no SCENARIO: try `make k6 SCENARIO=fresh-h2`; scenarios are " + strings.Join(names, ", "))
 	}
-	if !slices.Contains(engine.Scenarios(), scenario) {
-		return nil, fmt.Errorf("unknown SCENARIO %q: scenarios are %s", scenario, strings.Join(engine.Scenarios(), ", "))
+	if !slices.Contains(names, scenario) {
+		return nil, fmt.Errorf("unknown SCENARIO %q: scenarios are %s", scenario, strings.Join(names, ", "))
 	}
 	return engine.CellsFor(scenario, proto)
 }

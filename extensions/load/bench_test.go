@@ -31,10 +31,11 @@ func (l *loopReader) Read(p []byte) (int, error) {
 // compared with the expected bytes as well.
 var expectModes = []struct {
 	name string
-	want []byte
+	want content
 }{
-	{"size", nil},
-	{"compared", upstream.Pattern(upstream.RootBodySize)},
+	{"size", content{}},
+	{"compared", content{want: upstream.Pattern(upstream.RootBodySize)}},
+	{"repeated", repeating(string(upstream.Pattern(62)))},
 }
 
 // BenchmarkReadAnswer is the loop's per-response cost of reading an HTTP/1.1 answer of / from
@@ -48,7 +49,7 @@ func BenchmarkReadAnswer(b *testing.B) {
 		for _, m := range expectModes {
 			b.Run(tc.name+"/"+m.name, func(b *testing.B) {
 				br := bufio.NewReaderSize(&loopReader{b: []byte(tc.wire)}, 32<<10)
-				chk := bodyCheck{want: m.want}
+				chk := bodyCheck{content: m.want}
 				b.SetBytes(int64(len(tc.wire)))
 				b.ReportAllocs()
 				for b.Loop() {
@@ -79,7 +80,7 @@ func BenchmarkH2Answer(b *testing.B) {
 	body := upstream.Pattern(upstream.RootBodySize)
 	for _, tc := range []struct {
 		frames int
-		want   []byte
+		want   content
 		mode   string
 	}{
 		{1, expectModes[0].want, expectModes[0].name},
@@ -108,7 +109,7 @@ func BenchmarkH2Answer(b *testing.B) {
 			b.ReportAllocs()
 			s := &h2Stream{}
 			for b.Loop() {
-				*s = h2Stream{body: bodyCheck{want: tc.want}}
+				*s = h2Stream{body: bodyCheck{content: tc.want}}
 				h.streams[1] = s
 				for s.o.end.IsZero() {
 					if err := h.step(time.Now()); err != nil {

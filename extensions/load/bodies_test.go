@@ -100,6 +100,13 @@ func TestBodiesAreTheUpstreams(t *testing.T) {
 			func([]byte) string { return strings.Repeat(js.str(fmt.Sprintf("streamChunk(%d)", n)), 3) },
 		})
 	}
+	for _, n := range []int{0, 1, 62, 4096, 65536, 100000} {
+		tests = append(tests, body{
+			fmt.Sprintf("/bytes?size=%d is pattern(%d)", n, n),
+			fmt.Sprintf("/bytes?size=%d", n),
+			func([]byte) string { return js.str(fmt.Sprintf("pattern(%d)", n)) },
+		})
+	}
 	ts := regexp.MustCompile(`"ts":(\d+)`) // the one part of an event that is not fixed
 	tests = append(tests, body{
 		"/sse events are sseTick(seq, ts)", "/sse?count=3&interval_ms=0",

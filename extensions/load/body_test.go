@@ -49,7 +49,7 @@ func TestBodyCheck(t *testing.T) {
 				t.Parallel()
 				c := bodyCheck{}
 				if tc.want != "" {
-					c.want = []byte(tc.want)
+					c.content = content{want: []byte(tc.want)}
 				}
 				for got := []byte(tc.got); len(got) > 0; {
 					n := min(piece, len(got))
@@ -92,7 +92,7 @@ func TestReadAnswerComparesTheBody(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			// a check left over from a differing answer: readAnswer starts each body afresh
-			c := bodyCheck{want: []byte(want), n: 99, differs: true, differsAt: 1}
+			c := bodyCheck{content: content{want: []byte(want)}, n: 99, differs: true, differsAt: 1}
 			a, err := readAnswer(bufio.NewReaderSize(strings.NewReader(tc.wire), 64), &c)
 			require.NoError(t, err)
 			assert.Equal(t, tc.bytes, a.bytes, "bytes")
@@ -190,7 +190,7 @@ func TestBodyCheckAllocatesNothing(t *testing.T) {
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n800\r\n" + want[:2048] + "\r\n800\r\n" + want[2048:] + "\r\n0\r\n\r\n",
 	} {
 		br := bufio.NewReaderSize(&loopReader{b: []byte(wire)}, 32<<10)
-		c := bodyCheck{want: []byte(want)}
+		c := bodyCheck{content: content{want: []byte(want)}}
 		if n := testing.AllocsPerRun(100, func() {
 			if _, err := readAnswer(br, &c); err != nil || c.differs {
 				t.Fatal(err, c.differsAt)
@@ -199,7 +199,7 @@ func TestBodyCheckAllocatesNothing(t *testing.T) {
 			t.Errorf("readAnswer of %.40q…: %v allocations per answer, want 0", wire, n)
 		}
 	}
-	data, c := []byte(want), bodyCheck{want: []byte(want)}
+	data, c := []byte(want), bodyCheck{content: content{want: []byte(want)}}
 	if n := testing.AllocsPerRun(100, func() { c.n = 0; c.feed(data) }); n != 0 {
 		t.Errorf("feed: %v allocations per body, want 0", n)
 	}

@@ -24,6 +24,9 @@ func (c *Client) Fresh(n int, until float64) (Result, error) {
 	if n < 0 {
 		return Result{}, fmt.Errorf("fresh: %d requests: 0 or more", n)
 	}
+	if c.p.uploading() {
+		return Result{}, fmt.Errorf("fresh: %w", errUploadRunOnly)
+	}
 	k, err := c.begin("fresh", until)
 	if err != nil {
 		return Result{}, err
@@ -89,7 +92,7 @@ func (c *Client) freshH1(ctx context.Context, state *lib.State, rec *recorder, b
 		return o
 	}
 	o.firstByte = time.Now()
-	body := bodyCheck{want: c.p.expect}
+	body := bodyCheck{content: c.p.expect}
 	a, err := readAnswer(br, &body)
 	o.end = time.Now()
 	if err != nil {
@@ -111,7 +114,7 @@ func (c *Client) freshH2(ctx context.Context, state *lib.State, rec *recorder, b
 		return outcome{start: start, end: time.Now(), err: err}
 	}
 	const id = 1
-	s := &h2Stream{o: outcome{dial: *c.times, dialled: true, dialStart: start, start: time.Now()}, body: bodyCheck{want: c.p.expect}}
+	s := &h2Stream{o: outcome{dial: *c.times, dialled: true, dialStart: start, start: time.Now()}, body: bodyCheck{content: c.p.expect}}
 	h.streams[id] = s
 	h.nextID = id + 2
 	_ = h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: block, EndStream: true, EndHeaders: true})

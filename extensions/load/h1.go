@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -22,18 +23,42 @@ type h1Conn struct {
 	dl     deadline
 	body   bodyCheck // the answer's body against plan.expect, reused from answer to answer
 	served int       // answers read on it
+	bufs   net.Buffers
 }
 
-// h1Request is the request every iteration of the loop writes: built once, as a native
-// client does. The headers are k6/http's for a GET without params: Host, User-Agent.
+// h1Request is the request's head every iteration of the loop writes: built once, as a native
+// client does. The headers are k6/http's for a request without params: Host, User-Agent, and
+// an upload's Content-Type and Content-Length.
 func h1Request(p *plan, userAgent string) []byte {
 	var b strings.Builder
-	b.WriteString("GET " + p.requestURI() + " HTTP/1.1\r\nHost: " + p.authority() + "\r\n")
+	b.WriteString(p.method + " " + p.requestURI() + " HTTP/1.1\r\nHost: " + p.authority() + "\r\n")
 	if userAgent != "" {
 		b.WriteString("User-Agent: " + userAgent + "\r\n")
 	}
+	if p.uploading() {
+		b.WriteString("Content-Type: application/octet-stream\r\nContent-Length: " + strconv.Itoa(p.UploadBytes) + "\r\n")
+	}
 	b.WriteString("\r\n")
 	return []byte(b.String())
+}
+
+// write sends the request: its head, then an upload's body, n bytes of up written from its run
+// of repeats (never built whole), all in one writev where the connection takes one (cleartext).
+func (h *h1Conn) write(req []byte, up content, n int) error {
+	if up.want == nil {
+		_, err := h.conn.Write(req)
+		return err
+	}
+	h.bufs = append(h.bufs[:0], req)
+	for off := 0; off < n; {
+		piece := up.from(off)
+		piece = piece[:min(len(piece), n-off)]
+		h.bufs = append(h.bufs, piece)
+		off += len(piece)
+	}
+	bufs := h.bufs // WriteTo consumes its receiver: h.bufs keeps the array for the next
+	_, err := bufs.WriteTo(h.conn)
+	return err
 }
 
 // runH1 sends the request, reads and verifies the answer, and again, until the deadline.
@@ -70,7 +95,7 @@ func (c *Client) h1Once(ctx context.Context, state *lib.State, rec *recorder, re
 		}
 		c.h1 = &h1Conn{
 			conn: conn, br: bufio.NewReaderSize(conn, 32<<10), dl: deadline{conn: conn, timeout: c.p.timeout},
-			body: bodyCheck{want: c.p.expect},
+			body: bodyCheck{content: c.p.expect},
 		}
 		now = time.Now()
 	}
@@ -79,7 +104,7 @@ func (c *Client) h1Once(ctx context.Context, state *lib.State, rec *recorder, re
 		h.dl.set(now, now) // one request at a time: this one is the oldest
 	}
 	o.start = now
-	_, err := h.conn.Write(req)
+	err := h.write(req, c.p.upload, c.p.UploadBytes)
 	if err == nil {
 		// Let the other VUs' loops run before reading: by the time this one reads, its answer
 		// has mostly arrived, and the read that would find nothing (one more system call,

@@ -33,7 +33,7 @@ func readAnswer(br *bufio.Reader, body *bodyCheck) (answer, error) {
 		if a.status >= 100 && a.status < 200 && a.status != 101 {
 			continue // 100 Continue, 103 Early Hints: the answer follows
 		}
-		*body = bodyCheck{want: body.want}
+		body.reset()
 		if a.status == 101 {
 			a.close = true // the connection speaks another protocol now
 		}

@@ -41,6 +41,7 @@ type h2Conn struct {
 	maxStreams int    // the server's SETTINGS_MAX_CONCURRENT_STREAMS, -1 until it sets one
 	goAway     bool   // the server is closing: no new stream
 	unacked    uint32 // connection-level bytes received and not yet handed back
+	sending           // the request bodies' flow control (h2send.go)
 	ended      []uint32
 	outs       []outcome   // take's
 	refused    []time.Time // the starts of streams a GOAWAY left unprocessed
@@ -53,6 +54,7 @@ type h2Stream struct {
 	body   bodyCheck // the body against plan.expect, as its DATA frames come
 	recv   uint32    // flow-controlled bytes not yet handed back
 	gotEnd bool      // final (non-1xx) headers received
+	upload           // its request body still to send (h2send.go)
 }
 
 // h2Headers is the request's header block, encoded once. Fields the static table lacks are
@@ -64,13 +66,18 @@ func h2Headers(p *plan, userAgent string) []byte {
 	buf := bytes.NewBuffer([]byte{0x20})
 	enc := hpack.NewEncoder(buf)
 	fields := []hpack.HeaderField{
-		{Name: ":method", Value: "GET"},
+		{Name: ":method", Value: p.method},
 		{Name: ":scheme", Value: p.u.Scheme},
 		{Name: ":authority", Value: p.authority(), Sensitive: true},
 		{Name: ":path", Value: p.requestURI(), Sensitive: p.requestURI() != "/"},
 	}
 	if userAgent != "" {
 		fields = append(fields, hpack.HeaderField{Name: "user-agent", Value: userAgent, Sensitive: true})
+	}
+	if p.uploading() {
+		fields = append(fields,
+			hpack.HeaderField{Name: "content-type", Value: "application/octet-stream", Sensitive: true},
+			hpack.HeaderField{Name: "content-length", Value: strconv.Itoa(p.UploadBytes), Sensitive: true})
 	}
 	for _, f := range fields {
 		_ = enc.WriteField(f) // writes to a bytes.Buffer cannot fail
@@ -99,6 +106,7 @@ func (c *Client) openH2(ctx context.Context, state *lib.State, rec *recorder) (*
 	h := &h2Conn{
 		conn: conn, raw: raw, br: bufio.NewReaderSize(conn, readSize), bw: bufio.NewWriterSize(conn, writeSize),
 		dl: deadline{conn: conn, timeout: c.p.timeout}, nextID: 1, streams: map[uint32]*h2Stream{}, maxStreams: -1,
+		sending: newSending(),
 	}
 	h.fr = http2.NewFramer(h.bw, h.br)
 	h.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
@@ -147,6 +155,7 @@ func (h *h2Conn) settings(sf *http2.SettingsFrame) error {
 	if v, ok := sf.Value(http2.SettingMaxConcurrentStreams); ok {
 		h.maxStreams = int(v)
 	}
+	h.sendSettings(sf)
 	return h.fr.WriteSettingsAck()
 }
 
@@ -175,11 +184,19 @@ func (c *Client) runH2(ctx context.Context, state *lib.State, rec *recorder, unt
 		if h.maxStreams >= 0 && h.maxStreams < limit {
 			limit = h.maxStreams
 		}
+		upload := c.p.uploading()
 		for opening && !h.goAway && len(h.streams) < limit && h.nextID < 1<<31 {
 			id := h.nextID
 			h.nextID += 2
-			_ = h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: block, EndStream: true, EndHeaders: true})
-			h.streams[id] = &h2Stream{o: outcome{start: now}, body: bodyCheck{want: c.p.expect}}
+			s := &h2Stream{o: outcome{start: now}, body: bodyCheck{content: c.p.expect}}
+			if upload {
+				s.upload = h.newUpload(c.p.UploadBytes)
+			}
+			_ = h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: block, EndStream: s.left == 0, EndHeaders: true})
+			h.streams[id] = s
+		}
+		if upload {
+			h.send(c.p.upload)
 		}
 		if len(h.streams) == 0 {
 			switch {
@@ -300,6 +317,8 @@ func (h *h2Conn) handle(f http2.Frame) error {
 		if !f.IsAck() {
 			return h.settings(f)
 		}
+	case *http2.WindowUpdateFrame:
+		h.windowUpdate(f)
 	case *http2.PingFrame:
 		if !f.IsAck() {
 			return h.fr.WritePing(true, f.Data)
@@ -367,6 +386,10 @@ func (h *h2Conn) take() []outcome {
 		if s.o.err == nil {
 			s.o.proto = "HTTP/2.0"
 			h.served++
+		}
+		if s.left > 0 && s.o.err == nil {
+			// answered before its body was all sent (a 413): the rest is not wanted
+			_ = h.fr.WriteRSTStream(id, http2.ErrCodeCancel)
 		}
 		h.outs = append(h.outs, s.o)
 		delete(h.streams, id)

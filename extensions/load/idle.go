@@ -47,6 +47,9 @@ func (c *Client) Idle(n int, until float64) (Result, error) {
 	if n < 0 {
 		return Result{}, fmt.Errorf("idle: %d connections: 0 or more", n)
 	}
+	if c.p.uploading() {
+		return Result{}, fmt.Errorf("idle: %w", errUploadRunOnly)
+	}
 	k, err := c.begin("idle", until)
 	if err != nil {
 		return Result{}, err
@@ -112,7 +115,7 @@ func (c *Client) owned() ownConn {
 	if o.h2 == nil {
 		o.h1 = &h1Conn{
 			conn: c.conn, br: bufio.NewReaderSize(c.conn, 32<<10), dl: deadline{conn: c.conn, timeout: c.p.timeout},
-			body: bodyCheck{want: c.p.expect}, served: 1,
+			body: bodyCheck{content: c.p.expect}, served: 1,
 		}
 	}
 	return o

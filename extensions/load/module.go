@@ -1,13 +1,15 @@
 // Package load is the k6/x/proxybench/load module: a native load loop for the reused, fresh,
-// equal-load and idle scenarios. One call of run() from a VU's iteration sends GET after GET on
-// the VU's kept-alive connection (HTTP/1.1 cleartext or over TLS, or HTTP/2 with concurrent
-// streams) until a deadline; fresh() sends each on a connection of its own (fresh.go), open()
-// on a fixed schedule, the open model (open.go); idle() opens connections that then stay idle,
-// and held() says which of them the server kept (idle.go). Each verifies every answer in Go
-// (status 200, the exact body size, its bytes against the expect option as they are read, the
-// protocol) and emits the samples k6/http and scenarios/lib/checks.js would: http_reqs,
-// http_req_duration, http_req_waiting, http_req_failed, checks, new_connections,
-// bad_responses{why}, body_differs_at, wrong_proto and late_requests (fresh: http_req_connecting,
+// equal-load and idle scenarios and the body-size sweep. One call of run() from a VU's
+// iteration sends GET after GET (or upload after upload: POST or PUT with a body of any size, h2
+// under the server's flow control, h2send.go) on the VU's kept-alive connection (HTTP/1.1
+// cleartext or over TLS, or HTTP/2 with concurrent streams) until a deadline; fresh() sends each
+// GET on a connection of its own (fresh.go), open() on a fixed schedule, the open model
+// (open.go); idle() opens connections that then stay idle, and held() says which of them the
+// server kept (idle.go). Each verifies every answer in Go (status 200, the exact body size, its
+// bytes against the expect or expectRepeat option as they are read, the protocol) and emits the
+// samples k6/http and scenarios/lib/checks.js would: http_reqs, http_req_duration,
+// http_req_waiting, http_req_failed, checks, new_connections, bad_responses{why},
+// body_differs_at, body_cut, wrong_proto and late_requests (fresh: http_req_connecting,
 // http_req_tls_handshaking, conn_ttfb; open: behind_schedule, start_lag), with k6's tags; run()
 // and held() count connections_held, idle() and held() connections_lost{why}.
 // What it saves is the JavaScript, the net/http machinery and the goroutine hand-offs around

@@ -24,6 +24,9 @@ func (c *Client) Open(first, until, rate float64) (Result, error) {
 	if !(rate > 0) {
 		return Result{}, fmt.Errorf("open: rate %v: requests a second on this connection, more than 0", rate)
 	}
+	if c.p.uploading() {
+		return Result{}, fmt.Errorf("open: %w", errUploadRunOnly)
+	}
 	k, err := c.begin("open", until)
 	if err != nil {
 		return Result{}, err

@@ -153,7 +153,7 @@ func (o *openH2) send(h *h2Conn) {
 		id := h.nextID
 		h.nextID += 2
 		_ = h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: o.block, EndStream: true, EndHeaders: true})
-		h.streams[id] = &h2Stream{o: outcome{start: d}, body: bodyCheck{want: o.c.p.expect}}
+		h.streams[id] = &h2Stream{o: outcome{start: d}, body: bodyCheck{content: o.c.p.expect}}
 		o.inFlight++
 		o.rec.behind(late, time.Since(d))
 		sent = true

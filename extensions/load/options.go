@@ -1,8 +1,10 @@
 package load
 
 import (
+	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -19,17 +21,21 @@ var protoNames = map[string]string{
 // defaultTimeout is k6/http's: a request with no answer in it fails.
 const defaultTimeout = 60 * time.Second
 
-// Options is what a script passes to client(): one GET, sent over and over on the VU's
-// connection, and what every answer must be.
+// Options is what a script passes to client(): one request (a GET, or run()'s upload), sent
+// over and over on the VU's connection, and what every answer must be.
 type Options struct {
-	URL         string            `js:"url"`         // http:// for h1c, https:// for h1 and h2
-	Proto       string            `js:"proto"`       // h1c, h1 or h2
-	Streams     int               `js:"streams"`     // h2: concurrent streams on the connection (default 1)
-	ExpectBytes int               `js:"expectBytes"` // the exact body size every answer must have
-	Expect      string            `js:"expect"`      // the body every answer must be, byte for byte (its UTF-8); "": the size alone
-	Check       string            `js:"check"`       // the name of the check every answer is counted in
-	Timeout     int               `js:"timeout"`     // ms a request may take (default 60000, k6/http's)
-	Tags        map[string]string `js:"tags"`        // extra tags on every sample (route, name, …)
+	URL          string            `js:"url"`          // http:// for h1c, https:// for h1 and h2
+	Proto        string            `js:"proto"`        // h1c, h1 or h2
+	Streams      int               `js:"streams"`      // h2: concurrent streams on the connection (default 1)
+	ExpectBytes  int               `js:"expectBytes"`  // the exact body size every answer must have
+	Expect       string            `js:"expect"`       // the body every answer must be, byte for byte (its UTF-8); "": the size alone
+	ExpectRepeat string            `js:"expectRepeat"` // or: the body is this text repeated and cut at expectBytes (/bytes), compared as it is read, never held whole
+	Method       string            `js:"method"`       // GET (default), or POST or PUT: an upload, run() only
+	UploadBytes  int               `js:"uploadBytes"`  // POST, PUT: the request body's bytes (Content-Length)
+	UploadText   string            `js:"uploadText"`   // POST, PUT: what the request body repeats (lib/bodies.js PATTERN)
+	Check        string            `js:"check"`        // the name of the check every answer is counted in
+	Timeout      int               `js:"timeout"`      // ms a request may take (default 60000, k6/http's)
+	Tags         map[string]string `js:"tags"`         // extra tags on every sample (route, name, …)
 }
 
 // plan is Options checked and prepared: what the loops read for every request.
@@ -41,7 +47,11 @@ type plan struct {
 	tls      bool
 	protoTag string // HTTP/1.1 or HTTP/2.0
 	timeout  time.Duration
-	expect   []byte // Expect's bytes, compared with every body as it is read; nil: none
+	expect   content // Expect's bytes or ExpectRepeat's, compared with every body as it is read; want nil: none
+	method   string  // GET, POST or PUT
+	// upload is UploadText repeated: the request body is written from it, a run of repeats at
+	// a time, never built whole; want nil for a GET.
+	upload content
 }
 
 // newPlan checks o, naming the option at fault.
@@ -79,7 +89,10 @@ func newPlan(o Options) (*plan, error) {
 	if o.ExpectBytes < 0 {
 		return nil, fmt.Errorf("client: expectBytes %d: a body size is 0 or more", o.ExpectBytes)
 	}
-	if o.Expect != "" {
+	switch {
+	case o.Expect != "" && o.ExpectRepeat != "":
+		return nil, errors.New("client: expect and expectRepeat: give the body, or the text it repeats, not both")
+	case o.Expect != "":
 		// the size follows from the body; given both, they must agree
 		switch {
 		case o.ExpectBytes == 0:
@@ -87,7 +100,12 @@ func newPlan(o Options) (*plan, error) {
 		case o.ExpectBytes != len(o.Expect):
 			return nil, fmt.Errorf("client: expectBytes %d, but expect is a body of %d bytes", o.ExpectBytes, len(o.Expect))
 		}
-		p.expect = []byte(o.Expect)
+		p.expect = content{want: []byte(o.Expect)}
+	case o.ExpectRepeat != "":
+		p.expect = repeating(o.ExpectRepeat)
+	}
+	if err := p.uploads(o); err != nil {
+		return nil, err
 	}
 	if strings.TrimSpace(o.Check) == "" {
 		return nil, fmt.Errorf("client: check: every answer is counted in a named check; give its name")
@@ -102,6 +120,37 @@ func newPlan(o Options) (*plan, error) {
 	}
 	return p, nil
 }
+
+// uploads checks and prepares the request's method and body.
+func (p *plan) uploads(o Options) error {
+	p.method = strings.ToUpper(strings.TrimSpace(o.Method))
+	switch p.method {
+	case "":
+		p.method = http.MethodGet
+		fallthrough
+	case http.MethodGet:
+		if o.UploadBytes != 0 || o.UploadText != "" {
+			return fmt.Errorf("client: uploadBytes %d: a GET sends no body; set method POST or PUT", o.UploadBytes)
+		}
+	case http.MethodPost, http.MethodPut:
+		switch {
+		case o.UploadBytes < 0:
+			return fmt.Errorf("client: uploadBytes %d: a body size is 0 or more", o.UploadBytes)
+		case o.UploadText == "":
+			return errors.New("client: uploadText: give the text the request body repeats")
+		}
+		p.upload = repeating(o.UploadText)
+	default:
+		return fmt.Errorf("client: method %q: GET, or POST or PUT with a body of uploadBytes", o.Method)
+	}
+	return nil
+}
+
+// uploading tells whether the request carries a body (POST, PUT).
+func (p *plan) uploading() bool { return p.upload.want != nil }
+
+// errUploadRunOnly is fresh()'s and open()'s refusal of an upload: only run() sends bodies.
+var errUploadRunOnly = errors.New("the native loop uploads in run() only: fresh() and open() send GETs")
 
 // requestURI is the path and query the request line (or :path) carries.
 func (p *plan) requestURI() string {

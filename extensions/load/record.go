@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 // no proxybench figure reads: http_req_duration and http_req_waiting (one sample each, the
 // latency and TTFB of the result), http_req_failed and checks (rates: one sample each, so
 // their counts stay per request), and counters summed until the next flush (http_reqs,
-// new_connections, late_requests, bad_responses{why}, wrong_proto): a counter's total is
+// new_connections, late_requests, bad_responses{why}, wrong_proto, body_cut): a counter's total is
 // the sum of its samples' values, so a batch of n counts as n requests. A body of the right
 // size whose bytes differ adds one body_differs_at sample (a Trend: the offset of its first
 // differing byte), as checks.js adds it.
@@ -29,6 +30,7 @@ const (
 type customMetrics struct {
 	newConnections, badResponses, wrongProto, lateRequests *metrics.Metric
 	bodyDiffersAt                                          *metrics.Metric // a Trend of byte offsets, not times
+	bodyCut                                                *metrics.Metric // downloads whose body ended short (done)
 	behindSchedule, startLag                               *metrics.Metric // the open model's (open.go)
 	connTTFB                                               *metrics.Metric // the fresh loop's (fresh.go)
 	connectionsHeld, connectionsLost                       *metrics.Metric // held at a call's end (idle.go)
@@ -47,6 +49,7 @@ func registerCustom(r *metrics.Registry) (customMetrics, error) {
 		{"wrong_proto", metrics.Counter, &m.wrongProto, metrics.Default},
 		{"late_requests", metrics.Counter, &m.lateRequests, metrics.Default},
 		{"body_differs_at", metrics.Trend, &m.bodyDiffersAt, metrics.Default},
+		{"body_cut", metrics.Counter, &m.bodyCut, metrics.Default},
 		{"behind_schedule", metrics.Counter, &m.behindSchedule, metrics.Default},
 		{"start_lag", metrics.Trend, &m.startLag, metrics.Time},
 		{"conn_ttfb", metrics.Trend, &m.connTTFB, metrics.Time},
@@ -74,6 +77,14 @@ type outcome struct {
 	dial                  dialTimes // the handshakes of the connection it opened, if dialled
 	dialled               bool      // the request opened its connection: its handshakes are timed
 	dialStart             time.Time // when it began to (conn_ttfb runs from it to the first byte)
+}
+
+// cut tells whether a download's answer began and its body ended before the size expected: a
+// 200 with fewer bytes, or an answer whose connection or stream broke after some of its body
+// (a proxy that gave up on a large body mid-way). An upload's answer is not a download: its
+// short {"bytes":N} is a body that differs.
+func (o *outcome) cut(p *plan) bool {
+	return p.method == http.MethodGet && o.bytes < p.ExpectBytes && (o.status == http.StatusOK || (o.err != nil && o.bytes > 0))
 }
 
 // tagsKey is what varies in a request's tags: a struct, so that finding them again allocates
@@ -147,7 +158,7 @@ func (r *recorder) requestTags(status int, proto string, errCode int) *metrics.T
 			t = t.With(tag.String(), v)
 		}
 	}
-	add(metrics.TagMethod, "GET")
+	add(metrics.TagMethod, r.p.method)
 	if name, named := r.p.Tags["name"]; named {
 		add(metrics.TagURL, name)
 	} else {
@@ -232,6 +243,9 @@ func (r *recorder) done(o outcome) {
 	case !ok.body:
 		r.bad("body")
 		r.sample(r.c.bodyDiffersAt, r.base, o.end, float64(o.differsAt))
+	}
+	if o.cut(r.p) {
+		r.count(r.c.bodyCut, r.base, 1)
 	}
 	if !ok.proto {
 		r.bad("proto")

@@ -24,7 +24,7 @@ import (
 // short whatever the client sent.
 func FuzzParseInts(f *testing.F) {
 	f.Fuzz(func(t *testing.T, rawQuery string) {
-		for _, ps := range [][]intParam{streamParams[:], sseParams[:]} {
+		for _, ps := range [][]intParam{streamParams[:], sseParams[:], bytesParams[:]} {
 			got := make([]int, len(ps))
 			err := parseInts(rawQuery, ps, got)
 			wantErr := wantParseError(rawQuery, ps)
@@ -189,6 +189,14 @@ func FuzzHandler(f *testing.F) {
 				if !w.over && ctx.Err() == nil && w.n != limit {
 					t.Fatalf("%q: %d bytes, asked for %d", target, w.n, limit)
 				}
+			case "/bytes":
+				var v [len(bytesParams)]int
+				_ = parseInts(req.URL.RawQuery, bytesParams[:], v[:])
+				limit = int64(v[0])
+				// exactly what was asked, unless the fuzz client went away first
+				if !w.over && w.n != limit {
+					t.Fatalf("%q: %d bytes, asked for %d", target, w.n, limit)
+				}
 			case "/sse":
 				var v [len(sseParams)]int
 				_ = parseInts(req.URL.RawQuery, sseParams[:], v[:])
@@ -216,6 +224,11 @@ func allowedStatuses(path, method string) string {
 		}
 		return " 200 400 413 "
 	case "/stream", "/sse":
+		return " 200 400 "
+	case "/bytes":
+		if method != http.MethodGet && method != http.MethodHead {
+			return " 405 "
+		}
 		return " 200 400 "
 	case "/ws":
 		// 405: an upgrade asked with a method other than GET

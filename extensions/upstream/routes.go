@@ -34,6 +34,7 @@ var routes = [...]route{
 	{path: "/", static: &rootResponse},
 	{path: "/json", static: &jsonResponse},
 	{path: "/healthz", static: &healthzResponse},
+	{path: "/bytes", serve: answer((*Handler).serveBytes)},
 	{path: "/upload", serve: answer((*Handler).serveUpload)},
 	{path: "/stream", serve: answer((*Handler).serveStream)},
 	{path: "/sse", serve: answer((*Handler).serveSSE)},
@@ -55,10 +56,11 @@ type Handler struct {
 	uploadLimit int64
 	conns       connCounters
 	served      servedCounters
-	// streamChunk backs every /stream chunk: a prefix of it is the chunk.
-	streamChunk []byte
-	ws          wsRegistry
-	upgrader    websocket.Upgrader
+	// pattern backs every /bytes body and /stream chunk: a prefix of it is the body or the
+	// chunk (Pattern(MaxBytes), the largest of either).
+	pattern  []byte
+	ws       wsRegistry
+	upgrader websocket.Upgrader
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -69,7 +71,7 @@ func NewHandler(uploadLimit int64) *Handler {
 	return &Handler{
 		uploadLimit: uploadLimit,
 		served:      newServedCounters(),
-		streamChunk: Pattern(streamParams[1].max),
+		pattern:     servedPattern(),
 		ws:          wsRegistry{conns: make(map[*websocket.Conn]struct{})},
 		upgrader:    newUpgrader(),
 	}

@@ -21,7 +21,7 @@ func (h *Handler) serveStream(w http.ResponseWriter, r *http.Request) (written i
 	if err := parseInts(r.URL.RawQuery, streamParams[:], v[:]); err != nil {
 		return httpError(w, err.Error(), http.StatusBadRequest)
 	}
-	chunk := h.streamChunk[:v[1]]
+	chunk := h.pattern[:v[1]]
 	hdr := w.Header()
 	hdr["Content-Type"] = contentTypeOctets
 	hdr["Cache-Control"] = noCache

@@ -101,6 +101,9 @@ type Result struct {
 	// K6 is k6's own summary data (handleSummary's argument), of which the Go side reads the
 	// metrics' values (AllRequests).
 	K6 *K6Summary `json:"k6,omitempty"`
+	// Body is what a run of the body-size sweep (mode bodies) moved: its direction, size and
+	// MB/s, and the target's CPU per MB (body.go); nil for every other run.
+	Body *Body `json:"body,omitempty"`
 	// Faults are what the runner saw go wrong during the run that k6 could not (MarkInvalid).
 	Faults  []string `json:"faults,omitempty"`
 	Valid   bool     `json:"valid"`

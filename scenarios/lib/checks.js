@@ -2,7 +2,7 @@
 // negotiated protocol. A response that fails any of them fails a check, and a failed check makes
 // the run invalid (thresholds in options.js, verdict in summary.js).
 import { check } from 'k6';
-import { ROOT_BODY, ROOT_BYTES } from './bodies.js';
+import { PATTERN, ROOT_BODY, ROOT_BYTES, pattern } from './bodies.js';
 import { client } from './client.js';
 import { badResponses, bodyDiffersAt, newConnections, reusedConnRequests, wrongProto } from './metrics.js';
 
@@ -117,6 +117,33 @@ export function sameBody(body, want) {
   return false;
 }
 
+// PATTERN_RUN is what samePattern compares a body with, a slice at a time: the pattern repeated
+// a whole number of times, so that every slice of the body at a multiple of its length starts
+// where the pattern starts. 62 KiB: a body of 8 MiB is 133 native string comparisons, and no
+// VU holds the body it expects.
+const PATTERN_RUN = pattern(PATTERN.length * 1024);
+
+// samePattern tells whether body (text, as the load scripts ask for it) is pattern(n), the
+// upstream's /bytes?size=n, without building pattern(n): it compares slices of the body with
+// PATTERN_RUN. When it is not, it says why as sameBody does: size, or body with the offset of
+// the first differing byte in body_differs_at.
+export function samePattern(body, n) {
+  if (bodyBytes(body) !== n) {
+    badResponses.add(1, { why: 'size' });
+    return false;
+  }
+  for (let off = 0; off < n; off += PATTERN_RUN.length) {
+    const got = body.slice(off, off + PATTERN_RUN.length);
+    const want = got.length === PATTERN_RUN.length ? PATTERN_RUN : PATTERN_RUN.slice(0, got.length);
+    if (got !== want) {
+      badResponses.add(1, { why: 'body' });
+      bodyDiffersAt.add(off + Math.max(differsAt(got, want), 0));
+      return false;
+    }
+  }
+  return true;
+}
+
 // opened tells whether a request opened the connection it went over: k6 timed a connect (and a
 // TLS handshake, over TLS) for it. Over QUIC the handshake is the connection: k6/x/proxybench/http3 times
 // the QUIC handshake as tls_handshaking (and the UDP socket's opening, a few µs, as connecting),
@@ -157,8 +184,8 @@ export function protoOK(res, cfg) {
 // bad_responses{why} (failures only: status, size, body, proto), and where a body of the right
 // size first differed by body_differs_at. The check's name keeps saying "4096 bytes": the
 // results and their readers know it by that name.
-export function rootCheckName(cfg) {
-  return `200, ${ROOT_BYTES} bytes, ${cfg.proto.expected}`;
+export function rootCheckName(cfg, bytes = ROOT_BYTES) {
+  return `200, ${bytes} bytes, ${cfg.proto.expected}`;
 }
 
 export function checkRoot(res, cfg) {

@@ -15,7 +15,7 @@ import { positiveInt, loadConfig } from './config.js';
 import { clockMs, now } from './metrics.js';
 import { baseOptions, hook, LOST_WHY, sel, WARMUP_GAP_S } from './options.js';
 import { planOutput } from './output.js';
-import { nativeLoop, NATIVE_CLIENT } from './native.js';
+import { nativeLoop, NATIVE_CLIENT, rootRequest } from './native.js';
 import { setupRoot } from './scenario.js';
 import { summarize } from './summary.js';
 
@@ -112,7 +112,7 @@ export function idleScenario({ scenario }) {
   const cfg = loadConfig({ scenario, client: NATIVE_CLIENT });
   const out = planOutput(cfg);
   const plan = idlePlan(cfg);
-  const loop = nativeLoop(cfg, { timeout: OPEN_TIMEOUT_MS });
+  const loop = nativeLoop(cfg, { ...rootRequest(cfg), timeout: OPEN_TIMEOUT_MS });
   return {
     options: idleOptions(cfg, plan),
     setup: () => setupRoot(cfg, out),

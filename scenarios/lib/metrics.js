@@ -23,6 +23,11 @@ export const badResponses = new Counter('bad_responses');
 // bad_responses{why:body}; the native loop (k6/x/proxybench/load) adds to the same metric.
 export const bodyDiffersAt = new Trend('body_differs_at');
 
+// Downloads whose answer began and whose body ended before its size: a 200 with fewer bytes, or
+// an answer whose connection or stream broke after some of its body (a proxy that gave up on a
+// large body mid-way). Only cuts add a sample; the native loop adds to the same metric.
+export const bodyCut = new Counter('body_cut');
+
 // Probe responses the proxy compressed (lib/probes.js), tagged why:compressed and with the
 // coding: the upstream never compresses, so the proxy did. Only breaches add a sample, so it
 // costs nothing while all is well.

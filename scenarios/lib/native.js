@@ -16,23 +16,28 @@ import { freshOptions, hook, reusedOptions, segmented, sel } from './options.js'
 import { planOutput } from './output.js';
 import { FRESH_EXTRA, setupRoot } from './scenario.js';
 import { summarize } from './summary.js';
+import { closedIteration } from './window.js';
 
 export const NATIVE_CLIENT = 'native';
 
 const load = extension('k6/x/proxybench/load');
 
-// nativeLoop is the VU's loop for GET / as cfg measures it; more are options of its own (a
-// timeout).
-export function nativeLoop(cfg, more = {}) {
+// rootRequest is what the native loop sends and holds every answer to by default: GET / and
+// its 4096 bytes, compared as they are read (lib/bodies.js).
+export function rootRequest(cfg) {
+  return { expectBytes: ROOT_BYTES, expect: ROOT_BODY, check: rootCheckName(cfg) };
+}
+
+// nativeLoop is the VU's loop for cfg.url as cfg measures it: request says what it sends and
+// what every answer must be (GET / unless the body-size sweep's: lib/bodysizes.js), with any
+// option of the loop's own (idle's timeout).
+export function nativeLoop(cfg, request = rootRequest(cfg)) {
   return load.client({
-    ...more,
     url: cfg.url,
     proto: cfg.proto.name,
     streams: cfg.proto.mux && cfg.mode === 'reused' ? cfg.streams : 1,
-    expectBytes: ROOT_BYTES,
-    expect: ROOT_BODY, // compared as it is read (lib/bodies.js)
-    check: rootCheckName(cfg),
     tags: requestParams(cfg).tags,
+    ...request,
   });
 }
 
@@ -48,13 +53,7 @@ export function nativeScenario({ scenario }) {
   return {
     options,
     setup: () => setupRoot(cfg, out),
-    // One call runs to the end of the k6 scenario the VU is in (warm-up or measured): the loop
-    // stops sending then and counts what ends after it in late_requests (window.js's rule).
-    iteration() {
-      const sc = exec.scenario;
-      const lengthS = sc.name === cfg.k6Scenario ? cfg.durationS : cfg.warmupS;
-      loop.run(sc.startTime + lengthS * 1000);
-    },
+    iteration: closedIteration(cfg, loop),
     handleSummary(data) {
       return summarize(data, cfg, out, { held: true });
     },

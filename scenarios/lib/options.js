@@ -157,6 +157,13 @@ export function baseOptions(cfg) {
   };
 }
 
+// closedModel tells the scripts whose VUs each keep one connection and send one request after
+// another on it for DURATION after a warm-up: the reused cells, and the body-size sweep's runs
+// (lib/bodysizes.js). Their req/s counts the requests completed within DURATION (window.js).
+export function closedModel(cfg) {
+  return cfg.mode === 'reused' || cfg.mode === 'bodies';
+}
+
 // reusedOptions: a warm-up (excluded), then C VUs for DURATION, each on its own keep-alive
 // connection; for h2 and h3 each VU's connection carries S concurrent streams (one batch).
 export function reusedOptions(cfg) {
@@ -185,7 +192,7 @@ export function reusedOptions(cfg) {
     tags: { route: cfg.route },
   };
   o.scenarios = scenarios;
-  if (cfg.mode === 'reused') {
+  if (closedModel(cfg)) {
     o.thresholds[`late_requests${sel(cfg)}`] = hook.counter; // window.js: not equal-load's
   }
   // one connection per VU, opened in the warm-up and kept by the measured scenario (setup's

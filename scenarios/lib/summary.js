@@ -9,6 +9,7 @@ import {
   LOST_WHY,
   PROTO_TAGS,
   SAMPLE_TIMEOUT_MS,
+  closedModel,
   reuseAllowed,
   sel,
   totalsThresholds,
@@ -95,6 +96,8 @@ function failedCheckNames(group, out = []) {
 //   iterations: how many iterations it must run, when not one per expected request (the native
 //     fresh loop: one per VU)
 //   bodyBytes: the size of the body its checks compare byte for byte (default: /'s)
+//   body: the body-size sweep's { direction, bytes } (lib/bodysizes.js), written as result.body
+//     with its MB/s
 //   noTimings: the responses have no k6/http timings, so no new_connections
 //   invalid(data, result): a probe's own rules broken, in words (counts.findings), or []
 //   vus: the VUs of a run that keeps one connection per VU (default: CONNECTIONS for reused,
@@ -143,7 +146,7 @@ export function buildResult(data, cfg, spec = {}) {
   let durationFrom;
   let counted = requests;
   let late;
-  if (cfg.mode === 'reused') {
+  if (closedModel(cfg)) {
     // constant-vus starts iterations for exactly DURATION; the requests that completed in it
     // are counted, not those answered in the graceful stop after it (window.js)
     late = count(data, `late_requests${s}`);
@@ -207,9 +210,14 @@ export function buildResult(data, cfg, spec = {}) {
   } else if (openModel && droppedAll > dropped) {
     result.warmup_dropped_iterations = droppedAll - dropped;
   }
+  if (spec.body) {
+    // the body-size sweep's point: what one request moved, and the rate of it (MB: 10^6 bytes)
+    const { direction, bytes } = spec.body;
+    result.body = { direction, bytes, mb_per_s: rps === null ? null : round((rps * bytes) / 1e6, 3) };
+  }
   // whether the target sustained the rate is the verdict's to say (verdict.Overload), from
   // these counts and the plan's rate
-  const vus = spec.vus !== undefined ? spec.vus : cfg.mode === 'reused' ? cfg.connections : undefined;
+  const vus = spec.vus !== undefined ? spec.vus : closedModel(cfg) ? cfg.connections : undefined;
   const opened = newConns === undefined ? undefined : newConns + count(data, 'new_connections{scenario:warmup}');
   result.counts = countsOf(data, cfg, spec, result, {
     unit: spec.ws ? 'WebSocket sessions' : 'requests',
@@ -290,10 +298,10 @@ function countsOf(data, cfg, spec, result, { unit, opened }) {
     }
     if (Object.keys(failures).length > 0) c.failures = failures;
   }
-  if (differs && differs.values && differs.values.count) {
-    c.body_differs_at = differs.values.min;
-    c.body_bytes = spec.bodyBytes || ROOT_BYTES;
-  }
+  const cut = count(data, 'body_cut');
+  if (cut > 0) c.body_cut = cut;
+  if (differs && differs.values && differs.values.count) c.body_differs_at = differs.values.min;
+  if (cut > 0 || c.body_differs_at !== undefined) c.body_bytes = spec.bodyBytes === undefined ? ROOT_BYTES : spec.bodyBytes;
   if (opened !== undefined) c.connections_opened = opened;
   if (spec.held) {
     c.connections_held = count(data, `connections_held${s}`);
@@ -341,6 +349,8 @@ function planOf(cfg, spec, vus) {
     p.per_iteration = spec.arrival.perIteration;
   } else if (cfg.mode === 'fresh') {
     p.in_flight = Math.min(cfg.freshConnections, cfg.requests);
+  } else if (cfg.mode === 'bodies') {
+    p.in_flight = cfg.connections; // one request at a time per connection, h2 and h3 too
   } else if (spec.inFlight !== undefined) {
     p.in_flight = spec.inFlight;
   } else {
@@ -362,6 +372,10 @@ function configOf(cfg, spec) {
   } else if (cfg.mode === 'reused') {
     c.connections = cfg.connections;
     if (cfg.proto.mux) c.streams = cfg.streams;
+    c.duration = cfg.duration;
+    c.warmup = cfg.warmup;
+  } else if (cfg.mode === 'bodies') {
+    c.connections = cfg.connections;
     c.duration = cfg.duration;
     c.warmup = cfg.warmup;
   } else if (cfg.mode === 'fresh') {

@@ -27,3 +27,14 @@ export function lateCounter(cfg) {
     lateRequests.add(n);
   };
 }
+
+// closedIteration is a reused-style VU's iteration on the native loop (k6/x/proxybench/load's
+// client: lib/native.js): one call runs to the end of the k6 scenario the VU is in (warm-up or
+// measured); the loop then stops sending and counts what ends after it in late_requests itself.
+export function closedIteration(cfg, loop) {
+  return () => {
+    const sc = exec.scenario;
+    const lengthS = sc.name === cfg.k6Scenario ? cfg.durationS : cfg.warmupS;
+    loop.run(sc.startTime + lengthS * 1000);
+  };
+}

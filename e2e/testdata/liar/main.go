@@ -1,14 +1,20 @@
 // Command liar is a throwaway target of e2e/lies_test.go: a reverse proxy that flatters. It
 // forwards every request to the upstream's cleartext port over HTTP/1.1 keep-alive, as every
 // proxy of proxies/ does, and answers on the target's cleartext port only (h1c), but with
-// -rewrite-at N it changes one byte of every body of / at offset N into another: the same
-// length, Content-Length kept, so that only a client comparing the bytes can tell.
+// -rewrite-at N it changes one byte of every body of / and /bytes at offset N into another: the same
+// length, Content-Length kept, so that only a client comparing the bytes can tell. With
+// -cut-over N every body longer than N bytes ends after its first N, Content-Length kept, its
+// connection broken (a proxy whose read of a large body gave up mid-way); with -stall-over N
+// such a body stops after N bytes and the connection stays open, silent, until the client goes
+// away (a proxy that stopped forwarding).
 //
 // -config FILE reads more flags from FILE (the target's rendered config template): its words,
 // one or more a line, as on the command line; lines starting with # are comments.
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -26,7 +32,9 @@ func main() {
 	listen := flag.String("listen", "127.0.0.1:8081", "address to serve cleartext HTTP/1.1 on")
 	upstream := flag.String("upstream", "127.0.0.1:9000", "the upstream's cleartext address (host:port)")
 	keepalive := flag.Int("keepalive", 10000, "idle keep-alive connections kept to the upstream")
-	rewriteAt := flag.Int("rewrite-at", -1, "replace the byte at this offset of every body of / with another (-1: none)")
+	rewriteAt := flag.Int("rewrite-at", -1, "replace the byte at this offset of every body of / and /bytes with another (-1: none)")
+	cutOver := flag.Int64("cut-over", -1, "end every body longer than this many bytes after them, Content-Length kept, and break the connection (-1: none)")
+	stallOver := flag.Int64("stall-over", -1, "stop every body longer than this many bytes after them and send nothing more, the connection open (-1: none)")
 	version := flag.Bool("version", false, "print the version and exit")
 	config := flag.String("config", "", "a file of more flags (the rendered config template)")
 	flag.Parse()
@@ -54,8 +62,14 @@ func main() {
 			DisableCompression:  true, // no Accept-Encoding added: the upstream's bytes as they are
 		},
 		ModifyResponse: func(res *http.Response) error {
-			if *rewriteAt >= 0 && res.Request.URL.Path == "/" {
+			if p := res.Request.URL.Path; *rewriteAt >= 0 && (p == "/" || p == "/bytes") {
 				res.Body = &rewriter{ReadCloser: res.Body, at: int64(*rewriteAt)}
+			}
+			if *cutOver >= 0 && res.ContentLength > *cutOver {
+				res.Body = &cutter{ReadCloser: res.Body, left: *cutOver}
+			}
+			if *stallOver >= 0 && res.ContentLength > *stallOver {
+				res.Body = &cutter{ReadCloser: res.Body, left: *stallOver, stall: res.Request.Context()}
 			}
 			return nil
 		},
@@ -90,6 +104,32 @@ func parseConfig(path string) error {
 		return fmt.Errorf("%s: %q is not a flag", path, fs.Arg(0))
 	}
 	return nil
+}
+
+// cutter passes the first left bytes of a body on, then fails its read, which makes the proxy
+// abort the answer and break the connection: the client has a Content-Length the body never
+// reaches. With stall set, the read waits for stall's end (the client gone) instead.
+type cutter struct {
+	io.ReadCloser
+	left  int64
+	stall context.Context
+}
+
+var errCut = errors.New("liar: body cut short")
+
+func (c *cutter) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		if c.stall != nil {
+			<-c.stall.Done()
+		}
+		return 0, errCut
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.ReadCloser.Read(p)
+	c.left -= int64(n)
+	return n, err
 }
 
 // rewriter passes a body on with the byte at offset at changed into another.
