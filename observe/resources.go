@@ -30,6 +30,9 @@ const ResourcesDashboard = "resources.json"
 // reads it (p99 against offered rate, the highest rate held).
 const CapacityMeasurement = "proxybench_capacity"
 
+// CurvesDashboard is the dashboard (in dashboards/definitions) that reads the capacity steps.
+const CurvesDashboard = "curves.json"
+
 // ResourceWriter writes the runner's resource figures to the InfluxDB k6 streams into, through
 // the same v2 write API and the same settings (K6_INFLUXDB_ADDR, _ORGANIZATION, _BUCKET,
 // _TOKEN), so that they land beside k6's own points, tagged alike.
