@@ -178,8 +178,8 @@ func TestScenariosPassInspect(t *testing.T) {
 	h := newHarness(t)
 	scripts, _ := filepath.Glob(filepath.Join(h.root, "scenarios", "*.js"))
 	native, _ := filepath.Glob(filepath.Join(h.root, "scenarios", "native", "*.js"))
-	if len(native) != 7 {
-		t.Errorf("found %d native scenarios (scenarios/native/), want reused-h1c, reused-h1, reused-h2, fresh-h1c, fresh-h1, fresh-h2 and equal-load", len(native))
+	if len(native) != 9 {
+		t.Errorf("found %d native scenarios (scenarios/native/), want reused-h1c, reused-h1, reused-h2, fresh-h1c, fresh-h1, fresh-h2, equal-load, bodies-down and bodies-up", len(native))
 	}
 	scripts = append(scripts, native...)
 	if len(scripts) < len(runner.Throughput)+len(runner.Probes) {
