@@ -19,10 +19,12 @@ func TestCapacity(t *testing.T) {
 	h := variantHarness(t, 2750,
 		nginxVariant{name: plain},
 		nginxVariant{limited, [][2]string{
-			// one bucket for every request from loopback, at the http level; a small burst
-			// absorbs the open model's timer slack, not a rate above the limit
+			// one bucket for every request from loopback, at the http level; a burst of 25 ms
+			// of requests absorbs the open model's timer slack (a step's pool holds rate × goal
+			// connections, and a late timer sends their requests at once), not a rate above the
+			// limit: a second above it overflows the bucket
 			{"    upstream upstream_h1c {", "    limit_req_zone $binary_remote_addr zone=capacity:1m rate=" + strconv.Itoa(limit) + "r/s;\n    limit_req_status 503;\n\n    upstream upstream_h1c {"},
-			inLocation("limit_req zone=capacity burst=20 nodelay;"),
+			inLocation("limit_req zone=capacity burst=50 nodelay;"),
 		}},
 	)
 	bench := func(t *testing.T, testid, goal string, targets ...string) *report.Bench {
