@@ -191,7 +191,13 @@ func (s *sweep) table(f bodyFigure) table {
 		t.Intro = "The body-size sweep (make bench MODES=bodies): " + what + ". Each point is one run of CONNECTIONS connections for DURATION after its warm-up, " +
 			"one request in flight per connection over every protocol (HTTP/2 and HTTP/3 too): MB/s (10^6 bytes of body a second) and req/s over the measured window, " +
 			"and the target's CPU (its whole process tree) per MB of body over every request sent. The curves draw MB/s against the size, one per protocol, one line per target."
-		t.Notes = append(t.Notes, "invalid: the point failed a check or a rule; why is under \"Invalid cells\" (on the curves: a hollow point on the axis, the line broken there). †: client-bound (the client was the bottleneck: see the resources table's note).")
+		invalid, bound := s.marks()
+		if invalid {
+			t.Notes = append(t.Notes, "invalid: the point failed a check or a rule; why is under \"Invalid cells\" (on the curves: a hollow point on the axis, the line broken there).")
+		}
+		if bound {
+			t.Notes = append(t.Notes, "†: client-bound (the client was the bottleneck: see the resources table's note).")
+		}
 		t.Figures = s.curves()
 	}
 	var sizes []float64
@@ -222,6 +228,19 @@ func (s *sweep) table(f bodyFigure) table {
 		}
 	}
 	return t
+}
+
+// marks tells whether any point the grids show is invalid, and any client-bound (†): the
+// notes say what a mark means only where one is.
+func (s *sweep) marks() (invalid, bound bool) {
+	for _, c := range s.cells {
+		if c.NoProto != "" {
+			continue
+		}
+		invalid = invalid || !c.Valid
+		bound = bound || c.Valid && c.Resources != nil && c.Resources.ClientBound
+	}
+	return invalid, bound
 }
 
 // text is one point's figure in a grid: "—" when it did not run, "invalid", else the figure.

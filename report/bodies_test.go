@@ -316,3 +316,21 @@ func TestBodiesFromResults(t *testing.T) {
 		t.Errorf("the failed run's point %+v", c)
 	}
 }
+
+// The grids say what a mark means only when one of their points carries it: the download grid
+// has nginx's invalid 1 MiB point, the upload grid no invalid point, and neither a client-bound.
+func TestBodiesNotesOnlyTheirMarks(t *testing.T) {
+	for _, tb := range bodiesTables(sweepBench(t)) {
+		if len(tb.Figures) == 0 {
+			continue // the MB/s grid of each direction carries the notes
+		}
+		notes := strings.Join(tb.Notes, " ")
+		wantInvalid := strings.Contains(tb.ID, "download")
+		if got := strings.Contains(notes, "invalid: the point failed"); got != wantInvalid {
+			t.Errorf("%s: says what invalid means %v, want %v: %q", tb.ID, got, wantInvalid, notes)
+		}
+		if strings.Contains(notes, "†") {
+			t.Errorf("%s: explains † with no client-bound point: %q", tb.ID, notes)
+		}
+	}
+}
