@@ -20,7 +20,7 @@ func TestConnectionSweeps(t *testing.T) {
 	const plain, capped = "nginx-copy", "nginx-capped"
 	h := variantHarness(t, 2950,
 		nginxVariant{name: plain},
-		nginxVariant{capped, [][2]string{{"worker_connections 16384;", "worker_connections 64;"}}},
+		nginxVariant{capped, [][2]string{{"worker_connections {{.OpenFiles}};", "worker_connections 64;"}}},
 	)
 	testid := "e2e-sweeps"
 	out, err := h.proxybenchEnv(t, []string{"IDLE_CONNECTIONS=200", "CONNECTION_LEVELS=4,16"}, "bench",

@@ -122,6 +122,10 @@ type Vars struct {
 	Workers      int
 	Keepalive    int
 	UploadLimit  int64
+	// MaxConnections is the client connections every target may hold at once, the same for
+	// all (OpenFiles.MaxConnections); OpenFiles is the soft open-files limit its process has.
+	MaxConnections int
+	OpenFiles      uint64
 	// QUICRcvBuf is the SO_RCVBUF of a QUIC (UDP) listener, bytes, for every target alike
 	// (the kernel caps it at net.core.rmem_max).
 	QUICRcvBuf int

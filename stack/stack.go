@@ -206,6 +206,9 @@ func (s *Stack) vars(name string, certs Certs, runDir string, def *Definition) V
 		UploadLimit:  s.Config.UploadLimit,
 		QUICRcvBuf:   QUICReceiveBuffer,
 	}
+	// getrlimit(RLIMIT_NOFILE) has no failure on Linux but a bad pointer
+	of, _ := OpenFilesLimit()
+	v.MaxConnections, v.OpenFiles = of.MaxConnections(), of.Soft
 	profile, tlsProfile := s.Config.TLS()
 	v.TLS = NewTLSVars(profile, tlsProfile, filepath.Join(runDir, openSSLConfName))
 	if def != nil {

@@ -136,3 +136,47 @@ func TestOpenSSLConfText(t *testing.T) {
 		}
 	}
 }
+
+// TestRepositoryTemplatesTakeTheConnectionLimit: every proxy with a setting for its connection
+// limit takes the one limit of the stack (.MaxConnections, or nginx's per-worker open files),
+// so that no proxy is held below another (h2o's default of 1024 held it to 1023 idle
+// connections of 10 000).
+func TestRepositoryTemplatesTakeTheConnectionLimit(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ target, line string }{
+		{"nginx", "worker_connections 13369;"},
+		{"nginx", "worker_rlimit_nofile 13369;"},
+		{"haproxy", "maxconn 12345"},
+		{"envoy", "max_active_downstream_connections: 12345"},
+		{"h2o", "max-connections: 12345"},
+	} {
+		t.Run(tc.target+"/"+tc.line, func(t *testing.T) {
+			t.Parallel()
+			d, err := LoadDefinition("../proxies", tc.target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run := t.TempDir()
+			v := Vars{
+				Name: tc.target, Host: "bench.test", Addr: "127.0.0.1", TLSPort: 8441, H1CPort: 8081,
+				UpstreamAddr: "127.0.0.1:9000", UpstreamHost: "127.0.0.1", UpstreamPort: 9000,
+				RunDir: run, ConfigFile: d.ConfigFile(run), Workers: 1, Keepalive: 8, UploadLimit: 1024,
+				MaxConnections: 12345, OpenFiles: 13369,
+				TLS: NewTLSVars("x25519", TLSProfile{Version: "1.3", Group: "X25519", Cipher: "TLS_AES_128_GCM_SHA256"}, filepath.Join(run, openSSLConfName)),
+			}
+			if err := d.Render(v); err != nil {
+				t.Fatal(err)
+			}
+			conf, err := os.ReadFile(v.ConfigFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for l := range strings.SplitSeq(string(conf), "\n") {
+				if strings.TrimSpace(l) == tc.line {
+					return
+				}
+			}
+			t.Errorf("%s's rendered config has no line %q:\n%s", tc.target, tc.line, conf)
+		})
+	}
+}
