@@ -95,8 +95,8 @@ type bodyFigure struct {
 }
 
 var bodyFigures = []bodyFigure{
-	{"", "MB/s", true, func(c *BodyCell) string { return optNum(c.MBPerS, mbps) }},
-	{"-rps", "req/s", false, func(c *BodyCell) string { return optNum(c.RPS, fmtInt) }},
+	{"", "MB/s", true, func(c *BodyCell) string { return optNum(c.MBPerS, rate) }},
+	{"-rps", "req/s", false, func(c *BodyCell) string { return optNum(c.RPS, rate) }},
 	{"-cpu", "target CPU ms per MB", true, func(c *BodyCell) string { return optNum(c.CPUMsPerMB, cpuPerMB) }},
 }
 
@@ -268,8 +268,9 @@ func optNum(v *float64, format func(float64) string) string {
 	return format(*v)
 }
 
-// mbps is a rate in MB/s as the tables write it: three figures at most below 1000.
-func mbps(v float64) string {
+// rate is a rate (MB/s, req/s) as the sweep's tables write it: whole above 100, three figures
+// below (an 8 MiB body over a short window is 0.50 req/s, not 0).
+func rate(v float64) string {
 	switch {
 	case v >= 100:
 		return fmtInt(v)
@@ -326,7 +327,7 @@ func (s *sweep) point(proto, target string, n float64) (curvePoint, bool) {
 	if !c.Valid || c.MBPerS == nil {
 		return curvePoint{X: n, Gap: true, Title: label + ": invalid"}, true
 	}
-	title := fmt.Sprintf("%s: %s MB/s, %s req/s", label, mbps(*c.MBPerS), optNum(c.RPS, fmtInt))
+	title := fmt.Sprintf("%s: %s MB/s, %s req/s", label, rate(*c.MBPerS), optNum(c.RPS, rate))
 	if c.CPUMsPerMB != nil {
 		title += fmt.Sprintf(", target CPU %s ms/MB", cpuPerMB(*c.CPUMsPerMB))
 	}
@@ -346,7 +347,7 @@ func bodyRunRows(b *Bench) []row {
 			v, class = "NO", classInvalid
 		}
 		out = append(out, row{Class: class, Cells: []string{
-			c.Scenario + " " + c.size(), c.Proto, c.Target, "1", optNum(c.RPS, fmtInt), ms(c.P50), ms(c.P99), v, c.File, "—",
+			c.Scenario + " " + c.size(), c.Proto, c.Target, "1", optNum(c.RPS, rate), ms(c.P50), ms(c.P99), v, c.File, "—",
 		}})
 	}
 	return out
@@ -379,7 +380,7 @@ func checkBodyPoint(m string, c *BodyCell, fail func(format string, args ...any)
 	if !c.Valid || c.MBPerS == nil || c.Bytes <= 0 {
 		return
 	}
-	prefix, fig := fmt.Sprintf("| %s | %s |", mdEscape(protoName(c.Proto)), mdEscape(c.Target)), mbps(*c.MBPerS)
+	prefix, fig := fmt.Sprintf("| %s | %s |", mdEscape(protoName(c.Proto)), mdEscape(c.Target)), rate(*c.MBPerS)
 	for _, l := range strings.Split(m, "\n") {
 		if strings.HasPrefix(l, prefix) && (strings.Contains(l, "| "+fig+" |") || strings.Contains(l, "| "+fig+" † |")) {
 			return

@@ -334,3 +334,17 @@ func TestBodiesNotesOnlyTheirMarks(t *testing.T) {
 		}
 	}
 }
+
+// A rate keeps three figures below 100: an 8 MiB body over a short window finishes half a
+// request a second, which a whole number would write as 0, a point that moved nothing.
+func TestRate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		v    float64
+		want string
+	}{{0.5, "0.50"}, {0.004, "0.00"}, {12.34, "12.3"}, {419.43, "419"}, {3965.2, "3,965"}} {
+		if got := rate(tc.v); got != tc.want {
+			t.Errorf("rate(%v) = %q, want %q", tc.v, got, tc.want)
+		}
+	}
+}

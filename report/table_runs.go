@@ -279,7 +279,7 @@ func invalidList(b *Bench) (invalid, notRun []listItem) {
 		case !c.Valid:
 			fig := ""
 			if c.MBPerS != nil {
-				fig = fmt.Sprintf(" (it measured %s MB/s: not counted)", mbps(*c.MBPerS))
+				fig = fmt.Sprintf(" (it measured %s MB/s: not counted)", rate(*c.MBPerS))
 			}
 			invalid = append(invalid, listItem{ID: c.anchor(), Text: fmt.Sprintf("%s: %s%s; %s", c.name(), strings.Join(c.Invalid, "; "), fig, c.File)})
 		}
