@@ -20,6 +20,7 @@ TESTID ?= $(shell date +%Y%m%d-%H%M%S)
 ARGS ?=
 MINUTES ?= 10
 OBSERVE ?=
+STACK_LISTEN ?=
 # A switch (OBSERVE, DASHBOARD, RESTART) is on when 1, true or yes; empty or 0 is off.
 truthy = $(filter 1 true yes,$(1))
 WITH_OBSERVE = $(if $(call truthy,$(OBSERVE)),observe-up)
@@ -53,7 +54,7 @@ export K6_AUTO_EXTENSION_RESOLUTION := false
 K6_SOURCES := $(shell find extensions -name '*.go' -not -name '*_test.go' -not -path 'extensions/upstream/*') extensions/go.mod extensions/go.sum extensions/build-k6.sh
 # runner reads the histograms k6 writes through extensions/histogram, and bin/upstream serves
 # extensions/upstream's routes (go.mod: replace ./extensions)
-GO_SOURCES := $(shell find cmd engine soak k8s cloud pins stack runner internal verdict upstream report observe scenarios extensions/histogram extensions/localca extensions/upstream -name '*.go' -not -name '*_test.go') scenarios/catalogue.json go.mod extensions/go.mod
+GO_SOURCES := $(shell find agent cmd engine soak k8s cloud pins stack runner internal verdict upstream report observe scenarios extensions/histogram extensions/localca extensions/upstream -name '*.go' -not -name '*_test.go') scenarios/catalogue.json go.mod extensions/go.mod
 OBSERVE_SOURCES := $(shell find observe stack runner internal verdict scenarios extensions/histogram extensions/localca -name '*.go' -not -name '*_test.go') scenarios/catalogue.json go.mod
 
 .DEFAULT_GOAL := help
@@ -117,6 +118,9 @@ compose-up: build bin/observe # Docker users: the same stack in containers (comp
 compose-down: bin/proxybench bin/observe # Stop the compose stack (every profile) and forget it
 	$(COMPOSE) $(if $(filter bridge,$(NETWORK)),-f compose.yaml -f compose.bridge.yaml) --profile observe --profile godoxy down
 	bin/proxybench down; s=$$?; bin/observe down && exit $$s
+
+agent: bin/proxybench # Serve this host's stack to a load host over HTTPS on STACK_LISTEN (ip:port), behind the token it writes to run/agent-token.json
+	bin/proxybench agent -listen "$(STACK_LISTEN)"
 
 status: bin/proxybench # Show each target's version, pid and per-protocol health
 	bin/proxybench status
@@ -290,4 +294,4 @@ test-compose: build influxd # compose.yaml under a private Docker engine, host a
 clean: # Remove built binaries and results (the install cache stays)
 	rm -rf bin results
 
-.PHONY: help check check-go test-go k6-build build setup pins up down bench-check soak-check soak calibrate k6-cloud compose-up compose-down status k6 bench table lint lint-tools lint-go lint-sh lint-js test clean influxd observe-up observe-down
+.PHONY: help check check-go test-go k6-build build setup pins up down bench-check soak-check soak calibrate k6-cloud compose-up compose-down agent status k6 bench table lint lint-tools lint-go lint-sh lint-js test clean influxd observe-up observe-down

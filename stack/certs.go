@@ -13,15 +13,19 @@ import (
 
 // Certs are the files of the local CA and the leaf every TLS listener serves.
 type Certs struct {
-	CAFile   string
-	CertFile string
-	KeyFile  string
+	CAFile string
+	// CAKeyFile is the CA's key (0600), kept so that the stack agent can sign a leaf for the
+	// address it listens on (agent.Serve) with the CA the load host already trusts.
+	CAKeyFile string
+	CertFile  string
+	KeyFile   string
 }
 
 // CertsIn names the certificate files kept in dir.
 func CertsIn(dir string) Certs {
 	return Certs{
-		CAFile: filepath.Join(dir, "ca.pem"),
+		CAFile:    filepath.Join(dir, "ca.pem"),
+		CAKeyFile: filepath.Join(dir, "ca.key"),
 		// <name>.crt beside <name>.key: HAProxy finds a key only by that naming.
 		CertFile: filepath.Join(dir, "leaf.crt"),
 		KeyFile:  filepath.Join(dir, "leaf.key"),
@@ -48,12 +52,17 @@ func EnsureCerts(dir, host string) (Certs, error) {
 	if err != nil {
 		return c, fmt.Errorf("certificates: %w", err)
 	}
+	caKeyPEM, err := a.KeyPEM()
+	if err != nil {
+		return c, fmt.Errorf("certificates: %w", err)
+	}
 	for _, f := range []struct {
 		path string
 		data []byte
 		mode os.FileMode
 	}{
 		{c.CAFile, caPEM, 0o644},
+		{c.CAKeyFile, caKeyPEM, 0o600},
 		{c.CertFile, leafPEM, 0o644},
 		{c.KeyFile, keyPEM, 0o600},
 	} {
@@ -64,7 +73,21 @@ func EnsureCerts(dir, host string) (Certs, error) {
 	return c, nil
 }
 
-// valid reports whether the files exist, match, chain to the CA and stay valid for a week.
+// Authority is the CA of the files, with its key, to sign one more leaf.
+func (c Certs) Authority() (*localca.Authority, error) {
+	caPEM, err := os.ReadFile(c.CAFile)
+	if err != nil {
+		return nil, fmt.Errorf("certificates: %w (`make setup` makes them)", err)
+	}
+	keyPEM, err := os.ReadFile(c.CAKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("certificates: %w (`make setup` makes them)", err)
+	}
+	return localca.Load(caPEM, keyPEM)
+}
+
+// valid reports whether the files exist, match, chain to the CA (whose key is there too) and
+// stay valid for a week.
 func (c Certs) valid(host string) bool {
 	pair, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
 	if err != nil {
@@ -72,6 +95,9 @@ func (c Certs) valid(host string) bool {
 	}
 	caPEM, err := os.ReadFile(c.CAFile)
 	if err != nil {
+		return false
+	}
+	if _, err := c.Authority(); err != nil {
 		return false
 	}
 	pool := x509.NewCertPool()

@@ -3,6 +3,7 @@ package stack
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"os"
 	"testing"
 )
@@ -30,6 +31,17 @@ func TestEnsureCerts(t *testing.T) {
 	if _, err := leaf.Verify(x509.VerifyOptions{DNSName: "other.test", Roots: pool}); err == nil {
 		t.Error("leaf verifies for a name it was not made for")
 	}
+	// The CA's key stays with it, for the owner only, and signs what the CA verifies.
+	if fi, err := os.Stat(c.CAKeyFile); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("%s: %v, mode %v; want 0600", c.CAKeyFile, err, fi.Mode().Perm())
+	}
+	a, err := c.Authority()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.CA.Equal(mustParseCA(t, caPEM)) {
+		t.Error("Authority is not the CA of ca.pem")
+	}
 	// A second call keeps valid files; a different host makes new ones.
 	before, _ := os.ReadFile(c.CertFile)
 	if _, err := EnsureCerts(dir, "bench.test"); err != nil {
@@ -44,4 +56,17 @@ func TestEnsureCerts(t *testing.T) {
 	if after, _ := os.ReadFile(c.CertFile); string(after) == string(before) {
 		t.Error("EnsureCerts kept a leaf that does not cover the new host")
 	}
+}
+
+func mustParseCA(t *testing.T, caPEM []byte) *x509.Certificate {
+	t.Helper()
+	b, _ := pem.Decode(caPEM)
+	if b == nil {
+		t.Fatal("ca.pem holds no PEM block")
+	}
+	ca, err := x509.ParseCertificate(b.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca
 }

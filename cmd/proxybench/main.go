@@ -23,6 +23,7 @@
 //	proxybench health    [-timeout 2s] TARGET   (compose.yaml's healthchecks)
 //	proxybench attach    [-targets all]         (after `docker compose up`: verify and adopt its stack)
 //	proxybench settings  [-markdown]            (every setting: make help's list, SETTINGS.md's table)
+//	proxybench agent     -listen IP:PORT        (the stack served to a load host over HTTPS: agent/README.md)
 package main
 
 import (
@@ -58,11 +59,12 @@ var commands = map[string]func(ctx context.Context, args []string) error{
 	"k8s-up":   cmdK8sUp, // k8scluster.go: a control plane and the operator on loopback
 	"k8s-down": cmdK8sDown,
 	"settings": cmdSettings, // settingscmd.go: every setting (make help), -markdown SETTINGS.md's table
+	"agent":    cmdAgent,    // agentcmd.go: the stack served to a load host over HTTPS
 }
 
 func main() {
 	if len(os.Args) < 2 || commands[os.Args[1]] == nil {
-		fmt.Fprintln(os.Stderr, "usage: proxybench setup|pins|up|down|status|k6|k6-cloud|k8s|k8s-up|k8s-down|bench|soak|calibrate|table|report|compare|certs|exec|health|attach|settings [flags] (see `make help`)")
+		fmt.Fprintln(os.Stderr, "usage: proxybench setup|pins|up|down|status|k6|k6-cloud|k8s|k8s-up|k8s-down|bench|soak|calibrate|table|report|compare|certs|exec|health|attach|settings|agent [flags] (see `make help`)")
 		os.Exit(2)
 	}
 	if err := loadDotEnv(".env"); err != nil {

@@ -150,3 +150,36 @@ func serial() *big.Int {
 	n, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
 	return n
 }
+
+// KeyPEM is the CA's PKCS #8 key, PEM-encoded: kept (0600) beside the CA so that a later
+// process can sign one more leaf with it (Load, Issue): the stack agent's, for its address.
+func (a *Authority) KeyPEM() ([]byte, error) {
+	der, err := x509.MarshalPKCS8PrivateKey(a.caKey)
+	if err != nil {
+		return nil, fmt.Errorf("localca: CA key: %w", err)
+	}
+	return encode("PRIVATE KEY", der), nil
+}
+
+// Load is the CA of caPEM with its key keyPEM (KeyPEM's), able to Issue; it has no leaf of its
+// own. It fails when the key is not the certificate's.
+func Load(caPEM, keyPEM []byte) (*Authority, error) {
+	cb, _ := pem.Decode(caPEM)
+	kb, _ := pem.Decode(keyPEM)
+	if cb == nil || kb == nil {
+		return nil, fmt.Errorf("localca.Load: no PEM certificate or key")
+	}
+	ca, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("localca.Load: CA: %w", err)
+	}
+	k, err := x509.ParsePKCS8PrivateKey(kb.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("localca.Load: key: %w", err)
+	}
+	key, ok := k.(*ecdsa.PrivateKey)
+	if !ok || !key.PublicKey.Equal(ca.PublicKey) {
+		return nil, fmt.Errorf("localca.Load: the key is not the CA's")
+	}
+	return &Authority{CA: ca, CADER: cb.Bytes, caKey: key}, nil
+}

@@ -104,3 +104,45 @@ func TestIssueClient(t *testing.T) {
 		}
 	}
 }
+
+func TestLoadIssuesWhatTheCAVerifies(t *testing.T) {
+	t.Parallel()
+	a, err := New("test CA", []string{"bench.test"}, time.Hour, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := New("other CA", []string{"bench.test"}, time.Hour, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caPEM, _, _, err := a.PEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPEM, err := a.KeyPEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherKey, err := other.KeyPEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(caPEM, otherKey); err == nil || !strings.Contains(err.Error(), "not the CA's") {
+		t.Errorf("Load with another CA's key: %v, want an error", err)
+	}
+	loaded, err := Load(caPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := loaded.Issue(Leaf{Hosts: []string{"192.0.2.7"}, Usage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, For: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(leaf.DER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cert.Verify(x509.VerifyOptions{DNSName: "192.0.2.7", Roots: a.Pool()}); err != nil {
+		t.Errorf("a leaf the loaded CA signed does not verify against the CA: %v", err)
+	}
+}
