@@ -88,6 +88,8 @@ func TestBadInputSaysWhatIsValid(t *testing.T) {
 		{"bench unknown flag", "bench", []string{"-run", "3"}, nil, "flag provided but not defined: -run: valid flags are -body-sizes, -calibrate-seconds, -capacity-p99, -capacity-protos, -check, -connection-levels, -dashboard, -idle-connections, -modes, -pin, -profile, -protos, -restart, -runs, -targets, -testid;"},
 		{"capacity goal", "bench", nil, map[string]string{"CAPACITY_P99": "fast"}, `CAPACITY_P99="fast": want the latency goal in ms, a number above 0 and at most 60000 (default 10)`},
 		{"capacity protocol", "bench", []string{"-capacity-protos", "h1c,h3"}, nil, `unknown CAPACITY_PROTOS "h3": valid are all, or a comma-separated list of h1c, h1, h2`},
+		{"capacity over no protocol", "bench", []string{"-modes", "reused,capacity", "-protos", "h1,h2,h3"}, nil, `MODES names capacity and CAPACITY_PROTOS (h1c) names no protocol of PROTOS (h1,h2,h3): nothing would be searched; give CAPACITY_PROTOS=h1,h2, or leave capacity out of MODES`},
+		{"capacity over h3", "bench", []string{"-modes", "capacity", "-protos", "h3"}, nil, `give PROTOS one of h1c, h1, h2 (the search runs the native open model), or leave capacity out of MODES`},
 		{"idle connections", "bench", nil, map[string]string{"IDLE_CONNECTIONS": "0"}, `IDLE_CONNECTIONS="0": want a whole number of connections from 1 to 25000 (default 10000)`},
 		{"connection levels falling", "bench", nil, map[string]string{"CONNECTION_LEVELS": "64,16"}, `CONNECTION_LEVELS="64,16": want connection counts from 1 to 25000, comma-separated, each above the one before`},
 		{"sweep mode in a list", "bench", []string{"-modes", "idle,warm"}, nil, `unknown MODES "warm": valid are all, or a comma-separated list of reused, fresh, probe, capacity, idle, connections`},

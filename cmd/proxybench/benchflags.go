@@ -131,6 +131,9 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 	if b.capacityProtos, err = listFlag("CAPACITY_PROTOS", spec, capacityProtos); err != nil {
 		return nil, err
 	}
+	if err := b.searchesSomething(*modes); err != nil {
+		return nil, err
+	}
 	if b.idleConnections, err = strconv.Atoi(strings.TrimSpace(*idle)); err != nil || b.idleConnections < 1 || b.idleConnections > maxConnections {
 		return nil, fmt.Errorf("IDLE_CONNECTIONS=%q: want a whole number of connections from 1 to %d (default 10000)", *idle, maxConnections)
 	}
@@ -145,6 +148,33 @@ func parseBenchFlags(args []string) (*benchFlags, error) {
 		b.runs = n
 	}
 	return b, nil
+}
+
+// searchesSomething: MODES naming capacity (modesSpec, as given: not "all", where capacity is
+// one default among others) must leave the search a protocol of PROTOS, else the bench would
+// end with no capacity and no word of why.
+func (b *benchFlags) searchesSomething(modesSpec string) error {
+	if !slices.Contains(b.modes, "capacity") || !slices.ContainsFunc(strings.Split(modesSpec, ","), func(m string) bool { return strings.TrimSpace(m) == "capacity" }) {
+		return nil
+	}
+	var both, could []string
+	for _, p := range b.protos {
+		if slices.Contains(b.capacityProtos, p) {
+			both = append(both, p)
+		}
+		if slices.Contains(capacityProtos, p) {
+			could = append(could, p)
+		}
+	}
+	if len(both) > 0 {
+		return nil
+	}
+	fix := "give PROTOS one of h1c, h1, h2 (the search runs the native open model)"
+	if len(could) > 0 {
+		fix = "give CAPACITY_PROTOS=" + strings.Join(could, ",")
+	}
+	return fmt.Errorf("MODES names capacity and CAPACITY_PROTOS (%s) names no protocol of PROTOS (%s): nothing would be searched; %s, or leave capacity out of MODES",
+		strings.Join(b.capacityProtos, ","), strings.Join(b.protos, ","), fix)
 }
 
 // maxConnections bounds IDLE_CONNECTIONS and CONNECTION_LEVELS: past it, the loopback's
