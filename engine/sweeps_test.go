@@ -9,11 +9,12 @@ import (
 	"github.com/proxybench/proxybench/stack"
 )
 
-// MODES=idle,connections: each target idles once per protocol in the matrix; then the reused
-// cells run at each level, interleaved across the targets, each kept under connections/c<N>/
-// as a point of the sweep, not a cell; the progress counts them all.
+// MODES=idle,connections: each target idles once per protocol in the matrix, each time on a
+// process restarted for it (RESTART off); then the reused cells run at each level, interleaved
+// across the targets, each kept under connections/c<N>/ as a point of the sweep, not a cell;
+// the progress counts them all.
 func TestBenchRunsTheSweeps(t *testing.T) {
-	b, _, fr, stderr := newTestBench(t)
+	b, ft, fr, stderr := newTestBench(t)
 	b.Run(context.Background(), Plan{
 		Targets: []string{stack.Direct, "nginx", "caddy", "godoxy"}, Protos: []string{"h1c", "h2"},
 		Modes: []string{"idle", "connections"}, Runs: 1, ConnectionLevels: []int{4, 16},
@@ -33,6 +34,9 @@ func TestBenchRunsTheSweeps(t *testing.T) {
 	}
 	if got := strings.Join(fr.ran, " "); got != strings.Join(want, " ") {
 		t.Errorf("ran %s\nwant %s", got, strings.Join(want, " "))
+	}
+	if got, want := strings.Join(ft.restarts, " "), strings.Repeat("direct nginx caddy ", 2); got+" " != want {
+		t.Errorf("restarted %q, want each target before each of its idle runs: %q", got, want)
 	}
 	var points []string
 	for _, p := range b.Report.Connections {

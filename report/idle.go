@@ -80,7 +80,7 @@ func idleTable(b *Bench) table {
 		}})
 	}
 	if len(t.Rows) > 0 {
-		t.Notes = append(t.Notes, "RSS is the target's whole process tree; a target that already grew in an earlier run (the same process, RESTART=0) may hand the new connections memory it kept, and read lower than a fresh start.")
+		t.Notes = append(t.Notes, "RSS is the target's whole process tree, restarted before each idle run: a process that grew in an earlier run would hand the new connections memory it kept.")
 	}
 	return t
 }
