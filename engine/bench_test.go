@@ -80,6 +80,16 @@ func (f *fakeRunner) Sampled(_ context.Context, testid string, j runner.Job, tar
 		Proto: j.Requires(), Profile: "smoke", DurationS: 1, Requests: rps, RPS: &rps,
 		ProtosSeen: map[string]float64{}, Extra: map[string]result.Stats{}, Valid: true, Invalid: []string{},
 	}
+	// what the sweeps' scripts and the runner's samples add: an idle run's cost, a body's rate
+	switch {
+	case j.Mode() == "idle":
+		res.IdleCost = result.NewIdleCost(20, 20+rps/1000, 100, 0.1, 10, 20)
+	case j.Body != nil:
+		body := *j.Body
+		mb := rps * body.Bytes / 1e6
+		body.MBPerS = &mb
+		res.Body = &body
+	}
 	path, _ := f.ResultPath(testid, j)
 	data, _ := json.Marshal(res)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -331,10 +341,17 @@ func TestServedNotRun(t *testing.T) {
 	}
 }
 
-// fakePoints records the capacity steps written beside k6's points; err fails every write.
+// fakePoints records the capacity steps and sweep points written beside k6's points; err
+// fails every write.
 type fakePoints struct {
-	steps []observe.CapacityStep
-	err   error
+	steps  []observe.CapacityStep
+	sweeps []observe.SweepPoint
+	err    error
+}
+
+func (f *fakePoints) WriteSweep(_ context.Context, p observe.SweepPoint, _ time.Time) error {
+	f.sweeps = append(f.sweeps, p)
+	return f.err
 }
 
 func (f *fakePoints) Write(context.Context, *result.Result, *sample.Resources, time.Time) error {

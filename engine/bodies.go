@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/proxybench/proxybench/internal/result"
@@ -74,6 +75,7 @@ func (p Plan) bodyJobs() []Job {
 				for _, t := range p.Targets {
 					j := runner.JobOf(sc, t, proto)
 					j.Body = &result.Body{Direction: dir, Bytes: float64(n)}
+					j.Env = append(j.Env, sweepEnv("bodies", proto, strconv.Itoa(n), dir))
 					jobs = append(jobs, Job{Job: j, Runs: 1})
 				}
 			}

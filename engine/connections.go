@@ -34,7 +34,7 @@ func (p Plan) ConnectionJobs(sv Served) []Job {
 				if !sv.Can(j) {
 					continue
 				}
-				j.Env = []string{"CONNECTIONS=" + strconv.Itoa(level)}
+				j.Env = []string{"CONNECTIONS=" + strconv.Itoa(level), sweepEnv("connections", j.Requires(), strconv.Itoa(level))}
 				j.Dir = filepath.Join(report.ConnectionsDir, "c"+strconv.Itoa(level))
 				jobs = append(jobs, Job{Job: j, Runs: 1})
 			}
@@ -65,6 +65,7 @@ func (b *Bench) connections(ctx context.Context, p Plan) {
 		}
 		level, _ := strconv.Atoi(strings.TrimPrefix(j.Env[0], "CONNECTIONS="))
 		b.Report.AddConnections(report.NewConnectionsPoint(level, file, res, rs))
+		b.writeSweep(res, rs, level)
 		b.Results = append(b.Results, res) // an invalid point fails the bench as an invalid cell does
 		b.checkpoint()
 	}

@@ -37,11 +37,12 @@ type Runner interface {
 	ResultPath(testid string, j runner.Job) (string, error)
 }
 
-// Points is where each run's resources, and each capacity step, go beside k6's own points
-// (InfluxDB).
+// Points is where each run's resources, each capacity step and each sweep's point go beside
+// k6's own points (InfluxDB).
 type Points interface {
 	Write(ctx context.Context, r *result.Result, res *sample.Resources, at time.Time) error
 	WriteStep(ctx context.Context, s observe.CapacityStep, at time.Time) error
+	WriteSweep(ctx context.Context, p observe.SweepPoint, at time.Time) error
 }
 
 // Bench is one `proxybench bench`: what it runs against, and the saved run being built.

@@ -78,7 +78,9 @@ func (p Plan) Matrix() []Job {
 				continue
 			}
 			for _, t := range p.Targets {
-				jobs = append(jobs, Job{Job: runner.JobOf(runner.Idle, t, proto), Runs: 1})
+				j := runner.JobOf(runner.Idle, t, proto)
+				j.Env = append(j.Env, sweepEnv("idle", proto))
+				jobs = append(jobs, Job{Job: j, Runs: 1})
 			}
 		}
 	}

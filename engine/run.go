@@ -121,6 +121,7 @@ func (b *Bench) add(j runner.Job, res *result.Result, rs *sample.Resources) {
 	if b.Points != nil && rs != nil && res.Err == "" && res.Skipped == "" {
 		b.point(func(ctx context.Context, p Points) error { return p.Write(ctx, res, rs, time.Now()) })
 	}
+	b.writeSweep(res, rs, 0)
 	if j.Run <= 1 && res.Mode != report.EqualLoadMode {
 		b.tables = append(b.tables, res)
 	}

@@ -145,8 +145,8 @@ func TestDashboardModels(t *testing.T) {
 				defined = append(defined, v.Name)
 			}
 			want := []string{"testid", "target", "proto", "mode"}
-			if onlyCapacity(d) {
-				want = want[:3] // every step is a capacity search's: no mode to pick
+			if onlyCurves(d) {
+				want = want[:3] // every point is a capacity step's or a sweep's: no mode to pick
 			}
 			for _, want := range want {
 				if !slices.Contains(defined, want) {
@@ -208,11 +208,11 @@ func TestDashboardModels(t *testing.T) {
 	}
 }
 
-// onlyCapacity tells whether every query of d reads the capacity search's steps.
-func onlyCapacity(d Dashboard) bool {
+// onlyCurves: every query of d reads the capacity steps or the sweeps' points.
+func onlyCurves(d Dashboard) bool {
 	for _, p := range Flatten(d.Panels) {
 		for _, q := range p.Targets {
-			if !strings.Contains(q.Query, `FROM "`+CapacityMeasurement+`"`) {
+			if !strings.Contains(q.Query, `FROM "`+CapacityMeasurement+`"`) && !strings.Contains(q.Query, `FROM "`+SweepMeasurement+`"`) {
 				return false
 			}
 		}

@@ -31,7 +31,7 @@ const (
 	GrafanaDefaultAddr = "127.0.0.1:3000"
 	// ComparisonUID is the uid of dashboards/definitions/proxy-comparison.json.
 	ComparisonUID = "proxybench-comparison"
-	// CurvesUID is the uid of dashboards/definitions/curves.json (the capacity search).
+	// CurvesUID is the uid of dashboards/definitions/curves.json (the capacity search, the sweeps).
 	CurvesUID = "proxybench-curves"
 	// DataSourceUID is the provisioned InfluxDB data source every panel refers to.
 	DataSourceUID = "proxybench-influxdb"

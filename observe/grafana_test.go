@@ -29,6 +29,8 @@ import (
 var grafanaBenchEnv = []string{
 	"DURATION=4s", "WARMUP=1s", "CONNECTIONS=4", "STREAMS=4",
 	"REQUESTS=200", "FRESH_CONNECTIONS=4", "SAMPLES=3", "CALIBRATE_SECONDS=0",
+	// the sweeps at two points each, so that each curve is a line
+	"IDLE_CONNECTIONS=20", "CONNECTION_LEVELS=4,8", "BODY_SIZES=1KiB,64KiB",
 	"K6_NO_USAGE_REPORT=true", "K6_AUTO_EXTENSION_RESOLUTION=false",
 }
 
@@ -102,7 +104,7 @@ func startGrafanaRun(t *testing.T) *grafanaRun {
 	targets := writeBenchTargets(t, tmp)
 	st := &State{Server: *influx, Bucket: DefaultBucket}
 	cmd := exec.Command(filepath.Join(root, "bin", "proxybench"), "bench", "-targets", "nginx",
-		"-modes", "reused,fresh,probe,capacity", "-capacity-protos", "h1c", "-protos", "h1c,h2", "-runs", "1", "-calibrate-seconds", "0", "-testid", r.testid)
+		"-modes", "reused,fresh,probe,capacity,idle,connections,bodies", "-capacity-protos", "h1c", "-protos", "h1c,h2", "-runs", "1", "-calibrate-seconds", "0", "-testid", r.testid)
 	cmd.Dir = root
 	cmd.Env = append(append(os.Environ(), "TARGETS_FILE="+targets, "PROXYBENCH_RUN="+filepath.Join(tmp, "run"),
 		"RESULTS_DIR="+filepath.Join(root, "results")), append(grafanaBenchEnv, st.K6Env()...)...)
@@ -389,9 +391,12 @@ func (r *grafanaRun) tableValues(t *testing.T, d Dashboard, panelTitle string) m
 				}
 				for _, v := range f.Data.Values[i] {
 					if x, ok := v.(float64); ok {
-						// a row of scenario, or (the headline's) of protocol
-						row := fd.Labels["scenario"]
-						if _, ok := fd.Labels["scenario"]; !ok {
+						// a row of a sweep's point, of scenario, or (the headline's) of protocol
+						row, ok := fd.Labels["point"]
+						if !ok {
+							row, ok = fd.Labels["scenario"]
+						}
+						if !ok {
 							row = fd.Labels["proto"]
 						}
 						out[cellKey{column, fd.Labels["target"], row}] += x
@@ -421,6 +426,11 @@ type benchResult struct {
 			Values map[string]float64 `json:"values"`
 		} `json:"metrics"`
 	} `json:"k6"`
+	// Config.Point is a sweep's run's place on it (SWEEP_POINT): its points carry it as a tag,
+	// and the comparison's dashboards leave them out of the matrix's cells.
+	Config struct {
+		Point string `json:"point"`
+	} `json:"config"`
 	file string
 	mod  time.Time
 }
@@ -448,7 +458,9 @@ func (r *grafanaRun) loadResults(t *testing.T) []*benchResult {
 	files, _ := filepath.Glob(filepath.Join(r.results, "*.json"))
 	// the capacity search's steps: equal-load runs of their own, streamed as any run is
 	steps, _ := filepath.Glob(filepath.Join(r.results, report.CapacityDir, "*.json"))
-	files = append(files, steps...)
+	// and the connections sweep's levels, each a reused run of its own
+	levels, _ := filepath.Glob(filepath.Join(r.results, report.ConnectionsDir, "c*", "*.json"))
+	files = append(append(files, steps...), levels...)
 	var out []*benchResult
 	for _, f := range files {
 		if filepath.Base(f) == "bench.json" {
@@ -537,6 +549,9 @@ func (r *grafanaRun) reconcile(t *testing.T) {
 		figs = append(figs, newFigure(b, name, dash, col, want, have, tol, floor, why))
 	}
 	for _, b := range results {
+		if b.Config.Point != "" {
+			continue // a sweep's run: the curves dashboard's (sweepFigures)
+		}
 		if b.Mode == "equal-load" {
 			continue // its own panel is the comparison's too, but its result's rate is the offered one
 		}
@@ -564,6 +579,7 @@ func (r *grafanaRun) reconcile(t *testing.T) {
 	}
 	figs = append(figs, r.liveFigures(t, byFile["live-run.json"], results)...)
 	figs = append(figs, r.capacityFigures(t, byFile["curves.json"])...)
+	figs = append(figs, r.sweepFigures(t, byFile["curves.json"])...)
 
 	var table strings.Builder
 	fmt.Fprintf(&table, "| cell | figure | dashboard | result JSON | error | allowed | |\n|---|---|---|---|---|---|---|\n")
@@ -700,6 +716,55 @@ func (r *grafanaRun) capacityFigures(t *testing.T, d Dashboard) []figure {
 	return figs
 }
 
+// sweepFigures are the sweeps' points in bench.json beside the curves dashboard's tables:
+// each idle run's KiB per connection, each connections level's req/s, p99 and RSS, each body
+// point's MB/s and req/s, exactly (each is its run's own point).
+func (r *grafanaRun) sweepFigures(t *testing.T, d Dashboard) []figure {
+	saved, err := report.Load(r.results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var figs []figure
+	add := func(dash map[cellKey]float64, target, point, col string, want float64) {
+		v, ok := dash[cellKey{col, target, point}]
+		figs = append(figs, figure{
+			cell: target + " " + point, name: col, dashboard: v, result: want,
+			floor: 1e-9, why: "exact: the run's own point", missingDash: !ok,
+		})
+	}
+	point := func(proto string, x float64, dir string) string {
+		return SweepPoint{Proto: proto, X: x, Direction: dir}.Point()
+	}
+	idle := r.tableValues(t, d, "Memory per idle connection")
+	for _, c := range saved.Cells {
+		if c.Mode != "idle" || len(c.Runs) == 0 || c.Runs[0].IdleCost == nil {
+			continue
+		}
+		cost := c.Runs[0].IdleCost
+		add(idle, c.Target, point(c.Proto, cost.ConnectionsHeld, ""), "KiB per idle connection", cost.KiBPerConnection)
+	}
+	conns := r.tableValues(t, d, "Connections sweep")
+	for _, p := range saved.Connections {
+		at := point(p.Proto, float64(p.Connections), "")
+		add(conns, p.Target, at, "req/s", p.RPS)
+		add(conns, p.Target, at, "p99 ms", p.P99)
+		add(conns, p.Target, at, "RSS MiB", p.RSSPeakMB)
+	}
+	bodies := r.tableValues(t, d, "Body sizes")
+	for _, c := range saved.Bodies {
+		if c.NoProto != "" || c.MBPerS == nil || c.RPS == nil {
+			continue
+		}
+		at := point(c.Proto, c.Bytes, c.Direction)
+		add(bodies, c.Target, at, "MB/s", *c.MBPerS)
+		add(bodies, c.Target, at, "req/s", *c.RPS)
+	}
+	if len(figs) == 0 {
+		t.Fatal("bench.json holds no sweep point: the bench ran no sweep")
+	}
+	return figs
+}
+
 func newFigure(b *benchResult, name string, dash map[cellKey]float64, col string, want float64, have bool, tol, floor float64, why string) figure {
 	v, ok := dash[cellKey{col, b.Target, b.tag()}]
 	return figure{
@@ -792,8 +857,16 @@ func (r *grafanaRun) liveFigures(t *testing.T, live Dashboard, results []*benchR
 		})
 	}
 	reqs, bytes := r.series(t, live, 5), r.series(t, live, 8)
+	// the live run draws every run as it goes, a sweep's among them: a connections level runs
+	// the reused cell's scenario, whose series then holds both
+	swept := map[string]bool{}
 	for _, b := range results {
-		if b.Mode != "reused" && b.Mode != "fresh" {
+		if b.Config.Point != "" {
+			swept[b.Target+" "+b.tag()] = true
+		}
+	}
+	for _, b := range results {
+		if b.Mode != "reused" && b.Mode != "fresh" || swept[b.Target+" "+b.tag()] {
 			continue
 		}
 		name := b.Target + " " + b.tag()

@@ -127,8 +127,8 @@ func instanceProblems(q string) []string {
 	}
 	var out []string
 	for _, lv := range levels {
-		if lv.sub || lv.measurement == ResourcesMeasurement || lv.measurement == CapacityMeasurement || strings.Contains(lv.groupBy, `"instance_id"`) {
-			continue // over summed rows; the runner's one point per run or step; or per instance on purpose
+		if lv.sub || slices.Contains([]string{ResourcesMeasurement, CapacityMeasurement, SweepMeasurement}, lv.measurement) || strings.Contains(lv.groupBy, `"instance_id"`) {
+			continue // over summed rows; the runner's one point per run, step or sweep's point; or per instance on purpose
 		}
 		calls := callRE.FindAllStringSubmatch(lv.fields, -1)
 		if len(calls) == 0 {

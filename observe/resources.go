@@ -30,7 +30,8 @@ const ResourcesDashboard = "resources.json"
 // reads it (p99 against offered rate, the highest rate held).
 const CapacityMeasurement = "proxybench_capacity"
 
-// CurvesDashboard is the dashboard (in dashboards/definitions) that reads the capacity steps.
+// CurvesDashboard is the dashboard (in dashboards/definitions) that reads the capacity steps
+// and the sweeps' points (SweepMeasurement).
 const CurvesDashboard = "curves.json"
 
 // ResourceWriter writes the runner's resource figures to the InfluxDB k6 streams into, through
@@ -74,6 +75,11 @@ func (w *ResourceWriter) WriteStep(ctx context.Context, s CapacityStep, at time.
 	return w.post(ctx, "a capacity step", CapacityLine(s, at))
 }
 
+// WriteSweep sends one point of a sweep (SweepLine).
+func (w *ResourceWriter) WriteSweep(ctx context.Context, p SweepPoint, at time.Time) error {
+	return w.post(ctx, "a sweep's point", SweepLine(p, at))
+}
+
 // post writes line, what names it in an error.
 func (w *ResourceWriter) post(ctx context.Context, what, line string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, bytes.NewBufferString(line))
@@ -100,9 +106,11 @@ func ResourceLine(r *result.Result, res *sample.Resources, at time.Time) string 
 	if proto == "" {
 		proto = r.Proto
 	}
+	// a sweep's run carries its place on the sweep, as its k6 points do (SWEEP_POINT)
+	point, _ := r.Config["point"].(string)
 	var b strings.Builder
 	b.WriteString(ResourcesMeasurement)
-	for _, t := range [][2]string{{"mode", r.Mode}, {"proto", proto}, {"scenario", runner.K6Scenario(r.Scenario, r.Proto)}, {"target", r.Target}, {"testid", r.TestID}} {
+	for _, t := range [][2]string{{"mode", r.Mode}, {"point", point}, {"proto", proto}, {"scenario", runner.K6Scenario(r.Scenario, r.Proto)}, {"target", r.Target}, {"testid", r.TestID}} {
 		if t[1] != "" {
 			b.WriteString("," + t[0] + "=" + escapeTag(t[1]))
 		}

@@ -25,10 +25,11 @@ const (
 )
 
 // DefaultAggregateTags are the tags aggregated points keep (the low-cardinality tags of scenarios/README.md,
-// plus the status and whether it was expected, and the instance of a split run); every other
-// tag is folded away.
+// plus the status and whether it was expected, the instance of a split run, and a sweep's
+// point, which keeps a sweep's runs apart from the matrix's cells); every other tag is folded
+// away.
 var DefaultAggregateTags = []string{
-	"testid", "target", "proto", "mode", "scenario", "route", "status", "expected_response", InstanceTag,
+	"testid", "target", "proto", "mode", "scenario", "route", "status", "expected_response", InstanceTag, "point",
 }
 
 // DefaultHistograms are the trends whose merged distribution is written: every one ("*"), so

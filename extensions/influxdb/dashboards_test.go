@@ -343,7 +343,12 @@ func substitute(q string, values map[string][]string, from, to time.Time, interv
 }
 
 // runnersPoints tells whether query reads the points make bench writes itself (resources, one
-// per run; capacity steps), which a k6 run through this output never writes.
+// per run; capacity steps; sweeps' points), which a k6 run through this output never writes.
 func runnersPoints(query string) bool {
-	return strings.Contains(query, "proxybench_resources") || strings.Contains(query, "proxybench_capacity")
+	for _, m := range []string{"proxybench_resources", "proxybench_capacity", "proxybench_sweep"} {
+		if strings.Contains(query, m) {
+			return true
+		}
+	}
+	return false
 }

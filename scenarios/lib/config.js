@@ -108,6 +108,9 @@ export function loadConfig({ scenario, websocket = false, client }) {
     testid, // the init-time value: read the test's own from exec.test.options.tags (summary.js)
     duration,
     durationS: seconds('DURATION', duration),
+    // a sweep's run (make bench MODES=idle, connections, bodies): its place on the sweep, a tag
+    // of its points so that the comparison's dashboards leave them out of the matrix's cells
+    point: env('SWEEP_POINT') || '',
     warmup,
     warmupS: seconds('WARMUP', warmup, { allowZero: true }),
     connections,

@@ -149,7 +149,7 @@ export function baseOptions(cfg) {
     hosts: hosts(cfg.target),
     cloud: cloudOptions(cfg),
     // test-wide tags; k6 adds scenario and proto (negotiated, e.g. HTTP/2.0) itself
-    tags: { testid: cfg.testid, target: cfg.target.name, mode: cfg.mode },
+    tags: { testid: cfg.testid, target: cfg.target.name, mode: cfg.mode, ...(cfg.point ? { point: cfg.point } : {}) },
     // equal-load compares the tail at the same offered load, to p99.9
     summaryTrendStats: cfg.mode === 'equal-load' ? [...TREND_STATS, 'p(99.9)'] : TREND_STATS,
     setupTimeout: '30s',

@@ -362,6 +362,7 @@ function planOf(cfg, spec, vus) {
 
 function configOf(cfg, spec) {
   const c = { target_origin: cfg.origin, address: cfg.target.address };
+  if (cfg.point) c.point = cfg.point;
   if (cfg.mode === 'equal-load') {
     c.rate = spec.arrival.rate;
     c.duration = cfg.duration;
