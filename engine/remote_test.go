@@ -26,7 +26,8 @@ import (
 type stackHost struct {
 	url, token string
 	h1c        int // the upstream's port
-	pid        int // direct's pid in the state: this process
+	closed     int // nginx's port in the state, where nothing listens
+	pid        int // direct's and nginx's pid in the state: this process
 }
 
 func startStackHost(t *testing.T) stackHost {
@@ -47,8 +48,16 @@ func startStackHost(t *testing.T) stackHost {
 	srv := upstream.Serve(upstream.Listeners{H1C: ln}, upstream.Config{UploadLimit: 1 << 20, ErrorLog: log.New(io.Discard, "", 0)})
 	t.Cleanup(srv.Close)
 	h := stackHost{h1c: ln.Addr().(*net.TCPAddr).Port, pid: os.Getpid()}
+	// nginx: up in the state, its port closed (a process that no longer answers)
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.closed = closed.Addr().(*net.TCPAddr).Port
+	closed.Close()
 	st := stack.State{Started: time.Now(), Targets: map[string]*stack.Running{
 		stack.Direct: {Process: stack.Adopt(h.pid), Ports: stack.Ports{TLS: cfg.Targets[stack.Direct].TLS, H1C: h.h1c}, Protocols: []stack.Protocol{stack.H1C}},
+		"nginx":      {Process: stack.Adopt(h.pid), Ports: stack.Ports{TLS: cfg.Targets["nginx"].TLS, H1C: h.closed}, Protocols: []stack.Protocol{stack.H1C}},
 	}}
 	if err := stack.WriteJSON(filepath.Join(dir, "state.json"), st); err != nil {
 		t.Fatal(err)
@@ -89,6 +98,23 @@ func startStackHost(t *testing.T) stackHost {
 	return h
 }
 
+// dialStackHost is a stack host on loopback and the load host's side of it, dialled as STACK
+// would (its files in dir), with the clone's targets.json.
+func dialStackHost(t *testing.T, dir string) (stackHost, *RemoteStack, *stack.Config) {
+	t.Helper()
+	host := startStackHost(t)
+	local, err := stack.LoadConfig("../targets.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := DialStack(context.Background(), host.url, host.token, dir, local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rs.Agent.Close)
+	return host, rs, local
+}
+
 // TestRunOnARemoteStack runs reused-h1c against direct on a stack reached only through its
 // agent (STACK), and again with the runner reading the same stack locally: both runs are
 // valid, the remote one's target CPU comes from the agent (the pid it is given exists on no
@@ -105,17 +131,8 @@ func TestRunOnARemoteStack(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "bin", "k6")); err != nil {
 		t.Fatalf("bin/k6 is missing: run `make bin/k6` first: %v", err)
 	}
-	host := startStackHost(t)
-	local, err := stack.LoadConfig("../targets.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	host, rs, local := dialStackHost(t, t.TempDir())
 	ctx := context.Background()
-	rs, err := DialStack(ctx, host.url, host.token, t.TempDir(), local)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rs.Agent.Close()
 	if rs.Config.Targets[stack.Direct].H1C != host.h1c || rs.Config.Upstream.H1C != host.h1c || rs.Config.Address != "127.0.0.1" {
 		t.Errorf("the load host's targets: address %s, direct %+v, upstream %+v; want 127.0.0.1 and the state's port %d",
 			rs.Config.Address, rs.Config.Targets[stack.Direct], rs.Config.Upstream, host.h1c)
@@ -162,17 +179,8 @@ func TestRunOnARemoteStack(t *testing.T) {
 // of the stack host's install or rendered configs is read here.
 func TestLoadHostFilesAndManifest(t *testing.T) {
 	t.Parallel()
-	host := startStackHost(t)
-	local, err := stack.LoadConfig("../targets.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	rs, err := DialStack(context.Background(), host.url, host.token, dir, local)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rs.Agent.Close()
+	host, rs, local := dialStackHost(t, dir)
 	data, err := os.ReadFile(filepath.Join(dir, "targets.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +189,7 @@ func TestLoadHostFilesAndManifest(t *testing.T) {
 	if err := json.Unmarshal(data, &written); err != nil {
 		t.Fatal(err)
 	}
-	if written.Address != "127.0.0.1" || written.Targets[stack.Direct].H1C != host.h1c || written.Targets["nginx"] != local.Targets["nginx"] || written.Hostname != local.Hostname {
+	if written.Address != "127.0.0.1" || written.Targets[stack.Direct].H1C != host.h1c || written.Targets["nginx"].H1C != host.closed || written.Targets["caddy"] != local.Targets["caddy"] || written.Hostname != local.Hostname {
 		t.Errorf("the load host's targets file: %s\nwant the agent's address, the state's port %d for direct, targets.json's for the others", data, host.h1c)
 	}
 	if _, err := stack.NewProber(local.Hostname, "127.0.0.1", rs.CAFile); err != nil {
@@ -203,5 +211,36 @@ func TestLoadHostFilesAndManifest(t *testing.T) {
 	}
 	if !strings.HasPrefix(m["pinning"].(string), "none: the load on ") {
 		t.Errorf("pinning %q", m["pinning"])
+	}
+}
+
+// After a run, a remote target is checked by the stack host's state and a verified GET from
+// the load host; a restart goes through the agent and says the agent's reason.
+func TestRemoteTargets(t *testing.T) {
+	t.Parallel()
+	host, rs, _ := dialStackHost(t, t.TempDir())
+	targets := RemoteTargets{Stack: rs}
+	tests := []struct {
+		name, target string
+		pid          int
+		what         string // "": alive
+		gone         bool
+	}{
+		{"up and answering", stack.Direct, host.pid, "", false},
+		{"another process now", stack.Direct, host.pid + 1, "is no longer in the stack host's state", true},
+		{"up, not answering", "nginx", host.pid, "did not answer a verified GET over h1c", false},
+		{"never up", "caddy", 1, "is no longer in the stack host's state", true},
+	}
+	for _, tt := range tests {
+		what, gone := targets.Check(tt.target, tt.pid)
+		if gone != tt.gone || (tt.what == "") != (what == "") || !strings.Contains(what, tt.what) {
+			t.Errorf("%s: Check(%s, %d) = %q, %v; want %q, %v", tt.name, tt.target, tt.pid, what, gone, tt.what, tt.gone)
+		}
+	}
+	if _, err := targets.Restart(context.Background(), "caddy"); err == nil || !strings.Contains(err.Error(), "caddy is not up") {
+		t.Errorf("Restart of a target not up: %v; want the agent's reason", err)
+	}
+	if path, _ := targets.Log("nginx"); !strings.Contains(path, "on the stack host") {
+		t.Errorf("Log: %q; want where it is on the stack host", path)
 	}
 }
