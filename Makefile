@@ -34,6 +34,8 @@ export SOAK_INTERVAL
 export RUN_TIMEOUT
 # …and which client drives the reused and fresh h1c, h1 and h2 cells and equal load over h1c and h1: native (our Go loop) or k6 (k6/http).
 export CLIENT
+# …and a stack on another host: its agent's URL and the token file copied from it (README.md, Two machines)
+export STACK STACK_TOKEN
 # …and bench's client calibration at its start, seconds per client (0: none; default 3)
 export CALIBRATE_SECONDS
 # …and bench's capacity search: the latency goal and its protocols (settings/table.go)

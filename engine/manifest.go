@@ -22,8 +22,9 @@ import (
 // target's TLS protocols negotiated (tls: target → h1/h2/h3 → version, group, cipher,
 // resumption), kernel, CPU model and count, the sha256 of targets.json, of every rendered proxy
 // config and of every scenario script, the profile, the pinning layout and the git commit (and
-// whether the tree had changes).
-func Manifest(ctx context.Context, s *stack.Stack, k6 string, names []string, profile string) map[string]any {
+// whether the tree had changes). st is the stack's state (nil: not read), here or on the stack
+// host.
+func Manifest(ctx context.Context, s *stack.Stack, st *stack.State, k6 string, names []string, profile string) map[string]any {
 	cpus := sample.CPUsAvailable()
 	m := map[string]any{
 		"k6_version": stack.FirstLine(commandOutput(ctx, s.Root, k6, "version")),
@@ -43,7 +44,7 @@ func Manifest(ctx context.Context, s *stack.Stack, k6 string, names []string, pr
 		m["git_dirty"] = strings.TrimSpace(commandOutput(ctx, s.Root, "git", "status", "--porcelain", "--untracked-files=no")) != ""
 	}
 	proxies, sums, installed := map[string]string{}, map[string]string{}, map[string]string{}
-	if st, err := s.LoadState(); err == nil {
+	if st != nil {
 		for n, r := range st.Targets {
 			proxies[n] = r.Version
 			if r.SHA256 != "" {
@@ -94,6 +95,32 @@ func Manifest(ctx context.Context, s *stack.Stack, k6 string, names []string, pr
 	}
 	m["config_hashes"] = hashes
 	return m
+}
+
+// Apart records in m that the load and the stack ran on two hosts: which ran what, and the CPUs
+// of each (the stack host's when its state says them), in place of the shared CPUs.
+func (rs *RemoteStack) Apart(m map[string]any) {
+	load, _ := os.Hostname()
+	stackCPUs := any("not reported by the stack host")
+	if rs.State.CPUs > 0 {
+		stackCPUs = rs.State.CPUs
+	}
+	m["hosts"] = map[string]any{
+		"load":  map[string]any{"name": load, "cpus": m["cpus"], "cpu_model": m["cpu_model"], "kernel": m["kernel"], "ran": "k6"},
+		"stack": map[string]any{"address": rs.Config.Address, "agent": rs.Agent.Addr(), "cpus": stackCPUs, "ran": "the targets and the upstream"},
+	}
+	m["pinning"] = fmt.Sprintf("none: the load on %s (%v CPUs), the stack on %s (CPUs: %v)", load, m["cpus"], rs.Config.Address, stackCPUs)
+	// what the stack host installed and rendered is not this host's to read: anything of it
+	// here is another stack's
+	delete(m, "installed_from")
+	if hashes, ok := m["config_hashes"].(map[string]string); ok {
+		for k := range hashes {
+			n, _, _ := strings.Cut(k, "/")
+			if _, rendered := rs.Config.Targets[n]; rendered && n != k {
+				delete(hashes, k)
+			}
+		}
+	}
 }
 
 func commandOutput(ctx context.Context, dir, name string, args ...string) string {

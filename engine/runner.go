@@ -26,36 +26,50 @@ type RunnerOptions struct {
 
 // NewRunner runs k6 for the stack s, pinned as s is (s.Pin).
 func NewRunner(s *stack.Stack, o RunnerOptions) *runner.Runner {
-	r := &runner.Runner{
-		K6:           filepath.Join(s.Root, "bin", "k6"),
-		ScenariosDir: filepath.Join(s.Root, "scenarios"),
-		ResultsDir:   o.ResultsDir,
-		TargetsFile:  s.TargetsFile,
-		CAFile:       stack.CertsIn(filepath.Join(s.RunDir, "certs")).CAFile,
-		Profile:      o.Profile,
-		ExtraArgs:    o.ExtraArgs,
-		Timeout:      o.Timeout,
-		Client:       o.Client,
-		UpstreamAddr: net.JoinHostPort(s.Config.Address, strconv.Itoa(s.Config.Upstream.H1C)),
-		Stdout:       os.Stdout,
-		Stderr:       os.Stderr,
-	}
+	r := baseRunner(s, o)
+	r.TargetsFile = s.TargetsFile
+	r.CAFile = stack.CertsIn(filepath.Join(s.RunDir, "certs")).CAFile
+	r.UpstreamAddr = net.JoinHostPort(s.Config.Address, strconv.Itoa(s.Config.Upstream.H1C))
 	if s.Pin != nil {
 		r.ClientPrefix, r.ClientCPUs = s.Pin.Wrap(stack.RoleClient, nil), s.Pin.Client
 	}
 	if st, err := s.LoadState(); err == nil {
 		r.Negotiated = st.Negotiated()
 	}
-	if p, err := stack.NewProber(s.Config.Hostname, s.Config.Address, r.CAFile); err == nil {
-		r.OfferedStreams = func(ctx context.Context, target string, proto stack.Protocol) (float64, error) {
-			n, err := p.OfferedStreams(ctx, proto, proto.Port(s.Config.Targets[target]))
-			if err != nil {
-				return 0, fmt.Errorf("target %s: %w", target, err)
-			}
-			return float64(n), nil
-		}
-	}
+	r.OfferedStreams = offeredStreams(s.Config, r.CAFile)
 	return r
+}
+
+// baseRunner is what a runner takes of this clone (bin/k6, scenarios/) and of o, wherever
+// the stack runs.
+func baseRunner(s *stack.Stack, o RunnerOptions) *runner.Runner {
+	return &runner.Runner{
+		K6:           filepath.Join(s.Root, "bin", "k6"),
+		ScenariosDir: filepath.Join(s.Root, "scenarios"),
+		ResultsDir:   o.ResultsDir,
+		Profile:      o.Profile,
+		ExtraArgs:    o.ExtraArgs,
+		Timeout:      o.Timeout,
+		Client:       o.Client,
+		Stdout:       os.Stdout,
+		Stderr:       os.Stderr,
+	}
+}
+
+// offeredStreams reads a target's offered streams at c's address and ports, verified against
+// caFile; nil when the CA cannot be read.
+func offeredStreams(c *stack.Config, caFile string) func(ctx context.Context, target string, proto stack.Protocol) (float64, error) {
+	p, err := stack.NewProber(c.Hostname, c.Address, caFile)
+	if err != nil {
+		return nil
+	}
+	return func(ctx context.Context, target string, proto stack.Protocol) (float64, error) {
+		n, err := p.OfferedStreams(ctx, proto, proto.Port(c.Targets[target]))
+		if err != nil {
+			return 0, fmt.Errorf("target %s: %w", target, err)
+		}
+		return float64(n), nil
+	}
 }
 
 // RunningTargets resolves -targets against what is up: a benchmark of a target that is down
@@ -65,14 +79,20 @@ func RunningTargets(s *stack.Stack, spec string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	names, err := s.Config.Select(spec)
+	return TargetsUp(s.Config, st, st.IsUp, spec)
+}
+
+// TargetsUp resolves -targets against st, isUp saying which of its targets run (a remote
+// stack's are those of its state: RemoteStack.IsUp).
+func TargetsUp(c *stack.Config, st *stack.State, isUp func(string) bool, spec string) ([]string, error) {
+	names, err := c.Select(spec)
 	if err != nil {
 		return nil, err
 	}
 	var up, down []string
 	for _, n := range names {
 		switch {
-		case st.IsUp(n):
+		case isUp(n):
 			up = append(up, n)
 		case st.Missing[n] != "":
 			// A target that is not up still gets its row, saying why ("install failed", …).

@@ -10,8 +10,12 @@ import (
 	"time"
 )
 
-// shareLine is the sentence every report carries: the numbers are relative to this machine.
+// shareLine is the sentence every report carries: the numbers are relative to this machine,
+// or to these two hosts when the load and the stack ran apart (make bench STACK=…).
 func shareLine(b *Bench) string {
+	if load, stack, ok := b.Hosts(); ok {
+		return fmt.Sprintf("The load on %s, the stack on %s: the client and the targets did not share CPUs; compare targets with each other on these hosts, not with other machines.", load, stack)
+	}
 	pin := manifestString(b, "pinning")
 	switch n := b.CPUs(); {
 	case n > 0 && (pin == "" || pin == "none" || strings.HasPrefix(pin, "none:")): // engine/manifest.go says "none: …"
@@ -21,6 +25,21 @@ func shareLine(b *Bench) string {
 	default:
 		return "Client, proxies and upstream share this machine's CPUs (their number was not recorded: no manifest); compare targets with each other, not with other machines."
 	}
+}
+
+// Hosts says which host ran what when the load and the stack ran on two (manifest "hosts",
+// engine's RemoteStack.Apart): each host with its CPUs; ok is false for one machine.
+func (b *Bench) Hosts() (load, stack string, ok bool) {
+	hosts, _ := b.Manifest["hosts"].(map[string]any)
+	l, _ := hosts["load"].(map[string]any)
+	s, _ := hosts["stack"].(map[string]any)
+	if l == nil || s == nil {
+		return "", "", false
+	}
+	say := func(h map[string]any, name string) string {
+		return fmt.Sprintf("%v (%v; CPUs: %v)", h[name], h["ran"], h["cpus"])
+	}
+	return say(l, "name"), say(s, "address"), true
 }
 
 func manifestString(b *Bench, key string) string {
@@ -80,7 +99,10 @@ func runDetails(b *Bench) table {
 	case false:
 		add("Targets", "started once for the whole bench")
 	}
-	if n := b.CPUs(); n > 0 {
+	if load, stack, ok := b.Hosts(); ok {
+		add("Load host", load)
+		add("Stack host", stack)
+	} else if n := b.CPUs(); n > 0 {
 		add("CPUs shared by client, proxies and upstream", strconv.Itoa(n))
 	} else {
 		add("CPUs shared by client, proxies and upstream", "not recorded (no manifest)")

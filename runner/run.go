@@ -44,8 +44,12 @@ type Runner struct {
 	ClientPrefix []string
 	ClientCPUs   []int
 	// UpstreamAddr (host:port of the upstream's cleartext listener) has every run record the
-	// connections the upstream accepted during it (UpstreamConns); empty: not recorded.
+	// connections the upstream accepted during it (UpstreamConns); empty: not recorded. Read
+	// when Stack is nil.
 	UpstreamAddr string
+	// Stack is the stack's side when it runs on another host (Remote); nil: this machine
+	// (Local, at UpstreamAddr).
+	Stack Side
 	// UpstreamPID is the upstream's pid: its CPU is the run's own, not outside load (Resources).
 	UpstreamPID int
 	// TargetPIDs are the local targets' pids, by name: Run samples the runs of those it knows
@@ -274,12 +278,10 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 	cmd.WaitDelay = 5 * time.Second
 	// a controller killed outright (kill -9) takes its k6 with it: no load without a runner
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	var sampler *sample.Sampler
+	var sampler Sampling
 	if targetPID > 0 {
-		if sampler, err = sample.StartSampler(targetPID, 0); err != nil {
+		if sampler, err = r.StackSide().Sample(ctx, j.Target, targetPID, r.UpstreamPID); err != nil {
 			fmt.Fprintf(r.Stderr, "warning: %s %s: no resource figures: %v\n", j.Scenario, j.Target, err)
-		} else {
-			sampler.CountOutside(r.UpstreamPID)
 		}
 	}
 	watched := r.watchRun(ctx, j)
@@ -297,9 +299,11 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 	var sampled sample.Resources
 	if sampler != nil {
 		sampler.ClientDone(cmd.ProcessState)
-		sampled = sampler.Stop()
-		if sampled.MachineCPUSeconds > 0 { // 0: the machine's CPU could not be read
-			watched.outside = &result.OutsideLoad{CPUShare: result.Round(sampled.OtherCPUShare, 4), Over: sampled.OutsideLoad}
+		if sampled, err = sampler.Stop(context.WithoutCancel(ctx)); err != nil {
+			fmt.Fprintf(r.Stderr, "warning: %s %s: no resource figures: %v\n", j.Scenario, j.Target, err)
+			sampler = nil
+		} else if share, over, ok := sampled.Outside(); ok {
+			watched.outside = &result.OutsideLoad{CPUShare: result.Round(share, 4), Over: over}
 		}
 	}
 	// every request k6 sent (nil: no result to count them from): what the target's CPU and the
@@ -326,7 +330,7 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 	if runErr != nil && (!errors.As(runErr, &exit) || exit.ExitCode() != thresholdsFailed) {
 		if got, err := result.LoadResult(summary); err == nil {
 			got.Err = fmt.Sprintf("k6 exited: %v", runErr)
-			got.IdleCost = idleCost(sampler, got)
+			got.IdleCost = idleCost(ctx, sampler, got)
 			r.annotate(got, j, summary, watched, all)
 			return got, res
 		}
@@ -336,7 +340,7 @@ func (r *Runner) RunSampled(ctx context.Context, testid string, j Job, targetPID
 	if err != nil {
 		return fail(fmt.Errorf("k6 run %s (target %s) wrote no result: %w", j.Scenario, j.Target, err)), nil
 	}
-	got.IdleCost = idleCost(sampler, got)
+	got.IdleCost = idleCost(ctx, sampler, got)
 	r.annotate(got, j, summary, watched, all)
 	return got, res
 }

@@ -11,43 +11,43 @@ import (
 	"github.com/proxybench/proxybench/internal/result"
 )
 
-// upstreamReading is the upstream's counters at one time: the connections it accepted, and
+// UpstreamReading is the upstream's counters at one time: the connections it accepted, and
 // the requests it answered per route over all its listeners (nil from an upstream without
 // GET /debug/served).
-type upstreamReading struct {
-	conns     int64
-	served    map[string]float64
-	servedErr error // why served is nil
+type UpstreamReading struct {
+	Conns     int64
+	Served    map[string]float64
+	ServedErr error // why Served is nil
+	// Later are the connections the reading itself opened after Conns was read: the next
+	// reading counts them (the agent opens one per counter).
+	Later int64
 }
 
-// readUpstream reads the upstream's GET /debug/conns and GET /debug/served at addr (host:port
-// of its cleartext listener) over one connection of its own, counted in conns: every
-// connection the upstream has accepted, this one included.
-func readUpstream(ctx context.Context, addr string) (upstreamReading, error) {
+// readUpstream reads the upstream's GET /debug/conns and GET /debug/served through get, Conns
+// being every connection the upstream has accepted, the reading's own included; later is
+// UpstreamReading.Later.
+func readUpstream(ctx context.Context, get func(ctx context.Context, path string, v any) error, later int64) (UpstreamReading, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	tr := &http.Transport{MaxConnsPerHost: 1}
-	defer tr.CloseIdleConnections()
-	c := &http.Client{Transport: tr}
 	var conns map[string]int64
-	if err := getJSON(ctx, c, "http://"+addr+"/debug/conns", &conns); err != nil {
-		return upstreamReading{}, fmt.Errorf("upstream connection counter: %w", err)
+	if err := get(ctx, "/debug/conns", &conns); err != nil {
+		return UpstreamReading{}, fmt.Errorf("upstream connection counter: %w", err)
 	}
-	var u upstreamReading
+	u := UpstreamReading{Later: later}
 	for _, v := range conns {
-		u.conns += v
+		u.Conns += v
 	}
 	var served map[string]map[string]struct {
 		Requests float64 `json:"requests"`
 	}
-	if err := getJSON(ctx, c, "http://"+addr+"/debug/served", &served); err != nil {
-		u.servedErr = fmt.Errorf("upstream request counter: %w", err)
+	if err := get(ctx, "/debug/served", &served); err != nil {
+		u.ServedErr = fmt.Errorf("upstream request counter: %w", err)
 		return u, nil
 	}
-	u.served = map[string]float64{}
+	u.Served = map[string]float64{}
 	for _, routes := range served {
 		for route, n := range routes {
-			u.served[route] += n.Requests
+			u.Served[route] += n.Requests
 		}
 	}
 	return u, nil
@@ -81,33 +81,37 @@ type upstreamSeen struct {
 }
 
 // watchUpstream returns the function that, called after the run, says what the upstream did
-// since watchUpstream was called (the readings' own connections left out), or nil when addr is
-// empty or the counters cannot be read (warned on stderr).
+// since watchUpstream was called (the readings' own connections left out), or nil when there
+// is no upstream to read (a local runner without UpstreamAddr) or the counters cannot be read
+// (warned on stderr).
 func (r *Runner) watchUpstream(ctx context.Context) func(requests float64, route string) upstreamSeen {
-	if r.UpstreamAddr == "" {
+	if r.Stack == nil && r.UpstreamAddr == "" {
 		return nil
 	}
-	before, err := readUpstream(ctx, r.UpstreamAddr)
+	side := r.StackSide()
+	before, err := side.ReadUpstream(ctx)
 	if err != nil {
 		fmt.Fprintf(r.Stderr, "warning: no upstream counts for this run: %v\n", err)
 		return nil
 	}
-	if before.servedErr != nil {
-		fmt.Fprintf(r.Stderr, "warning: no audit of the upstream's answers for this run: %v\n", before.servedErr)
+	if before.ServedErr != nil {
+		fmt.Fprintf(r.Stderr, "warning: no audit of the upstream's answers for this run: %v\n", before.ServedErr)
 	}
 	return func(requests float64, route string) upstreamSeen {
-		after, err := readUpstream(context.WithoutCancel(ctx), r.UpstreamAddr)
+		after, err := side.ReadUpstream(context.WithoutCancel(ctx))
 		if err != nil {
 			fmt.Fprintf(r.Stderr, "warning: no upstream counts for this run: %v\n", err)
 			return upstreamSeen{}
 		}
-		u := &result.UpstreamConns{Opened: float64(after.conns - before.conns - 1), Requests: requests}
+		// the after reading's own connection, and those the before reading opened once it had
+		// counted
+		u := &result.UpstreamConns{Opened: float64(after.Conns - before.Conns - 1 - before.Later), Requests: requests}
 		if requests > 0 {
 			u.Per1k = u.Opened * 1000 / requests
 		}
 		seen := upstreamSeen{conns: u}
-		if before.served != nil && after.served != nil {
-			n := after.served[route] - before.served[route]
+		if before.Served != nil && after.Served != nil {
+			n := after.Served[route] - before.Served[route]
 			seen.answered = &n
 		}
 		return seen

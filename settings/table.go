@@ -50,6 +50,8 @@ var table = []Setting{
 	{Name: "MINUTES", Kind: Text, Default: "10", Help: "soak: minutes of load (fractions allowed, 120 at most)", Commands: []string{"soak"}, Local: true},
 	{Name: "SOAK_INTERVAL", Kind: Duration, Default: "10s", Help: "soak: how often RSS and open files are read", Commands: []string{"soak"}, Local: true},
 	// the stack
+	{Name: "STACK", Kind: Text, Help: "the stack host's agent, https://IP:PORT: the load runs here, the stack there (README.md, Two machines)", Commands: []string{"k6", "bench", "calibrate", "status"}, Local: true},
+	{Name: "STACK_TOKEN", Kind: Text, DefaultIs: "run/agent-token.json", Help: "with STACK: the agent's token file, copied from the stack host", Commands: []string{"k6", "bench", "calibrate", "status"}, Local: true},
 	{Name: "STACK_LISTEN", Kind: Text, Help: "the stack host's ip:port the agent serves the stack on, over HTTPS, to a load host (agent/README.md)", Commands: []string{"agent"}, Local: true},
 	{Name: "TLS_PROFILE", Kind: Choice, Values: []string{"x25519", "pq"}, Default: "x25519", Help: "the TLS profile of targets.json every target negotiates alike", Commands: []string{"up", "bench"}, Local: true},
 	{Name: "OBSERVE", Kind: Switch, Help: "InfluxDB too (and an installed Grafana); k6 runs stream into it while it is up", Commands: []string{"up", "k6", "bench"}, Local: true},

@@ -31,6 +31,7 @@ func badInputEnv(t *testing.T) {
 	for _, k := range append([]string{
 		"SCENARIO", "TARGET", "TARGETS", "PROFILE", "PROTO", "PROTOS", "MODES", "RUNS",
 		"DASHBOARD", "RESTART", "PIN", "TESTID", "TLS_PROFILE", "PROXYBENCH_PROXIES", "TARGET_URL", "MODE", "SEGMENTS",
+		"STACK", "STACK_TOKEN",
 	}, append(settings.Knobs(settings.Duration), settings.Knobs(settings.Count)...)...) {
 		t.Setenv(k, "")
 	}
@@ -109,6 +110,9 @@ func TestBadInputSaysWhatIsValid(t *testing.T) {
 		{"calibrate mode", "calibrate", []string{"-modes", "probe"}, nil, `unknown MODES "probe": valid are all, or a comma-separated list of reused, fresh`},
 		{"calibrate requests", "calibrate", []string{"-requests", "0"}, nil, "-requests 0: want a whole number from 1 to 1000000"},
 		{"run timeout unitless", "k6", []string{"-scenario", "json"}, map[string]string{"RUN_TIMEOUT": "300"}, `RUN_TIMEOUT="300": want a duration`},
+		{"stack not https", "k6", []string{"-scenario", "reused-h1c"}, map[string]string{"STACK": "http://192.0.2.10:7443"}, `STACK="http://192.0.2.10:7443": want https://IP:PORT, the agent's address on the stack host`},
+		{"stack by name", "k6", []string{"-scenario", "reused-h1c"}, map[string]string{"STACK": "https://stackhost:7443"}, `STACK="https://stackhost:7443": "stackhost" is not an IP address`},
+		{"stack without its token", "k6", []string{"-scenario", "reused-h1c"}, map[string]string{"STACK": "https://192.0.2.10:7443"}, "(copy run/agent-token.json from the stack host; STACK_TOKEN names another path)"},
 		{"segments", "k6", []string{"-scenario", "fresh-h2", "-segments", "two"}, nil, `SEGMENTS="two": want a whole number of at least 1, the k6 instances one run is split over (empty or 1: one instance)`},
 		{"segments from env", "k6", []string{"-scenario", "fresh-h2"}, map[string]string{"SEGMENTS": "0"}, `SEGMENTS="0": want a whole number of at least 1`},
 		{"segments of a probe", "k6", []string{"-scenario", "sse", "-segments", "2"}, nil, "SEGMENTS=2: sse runs one VU, which cannot be split over k6 instances: run it with SEGMENTS=1 (or none); reused-* and fresh-* split"},

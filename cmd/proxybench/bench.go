@@ -45,16 +45,36 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	if f.check {
 		return nil
 	}
-	names = withBaseline(names)
-	s.Pin = f.pin
-	s.KeepGoing = stack.SelectsAll(f.targets)
-	h, err := hold(ctx, s, "bench", names, f.runFlags)
+	rs, err := remoteOf(ctx, s)
 	if err != nil {
 		return err
 	}
+	var h *held
+	var targets engine.Targets = engine.StackTargets{Stack: s}
+	cfg := s.Config
+	if rs != nil {
+		if f.pin != nil {
+			return errPinRemote
+		}
+		if names, err = remoteTargets(rs, s, f.targets); err != nil {
+			return err
+		}
+		names = withBaseline(names)
+		if h, err = holdRemote(rs, s, f.runFlags); err != nil {
+			return err
+		}
+		targets, cfg = engine.RemoteTargets{Stack: rs}, rs.Config
+	} else {
+		names = withBaseline(names)
+		s.Pin = f.pin
+		s.KeepGoing = stack.SelectsAll(f.targets)
+		if h, err = hold(ctx, s, "bench", names, f.runFlags); err != nil {
+			return err
+		}
+	}
 	b := &engine.Bench{
 		TestID: f.testid, Dir: h.dir, Profile: f.profile,
-		Targets: engine.StackTargets{Stack: s}, Runner: engine.K6{Runner: h.r}, Served: h.sv, PIDs: map[string]int{},
+		Targets: targets, Runner: engine.K6{Runner: h.r}, Served: h.sv, PIDs: map[string]int{},
 		Dashboard: f.dashboard, Restart: f.restart, Stdout: os.Stdout, Stderr: os.Stderr,
 	}
 	if w := observe.ResourceWriterFromEnv(); w != nil {
@@ -71,7 +91,10 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	for n, t := range h.st.Targets {
 		b.PIDs[n] = t.PID
 	}
-	m := engine.Manifest(ctx, s, h.r.K6, names, f.profile)
+	m := engine.Manifest(ctx, s, h.st, h.r.K6, names, f.profile)
+	if rs != nil {
+		rs.Apart(m)
+	}
 	m["restart_between_runs"] = f.restart
 	m["open_files"] = files.String()
 	if slices.Contains(f.modes, "idle") {
@@ -94,7 +117,7 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 		if err := engine.PeersInstalled(); err != nil {
 			fmt.Fprintf(os.Stderr, "bench: no client calibration: %v\n", err)
 		} else {
-			b.Report.Calibration = engine.BenchCalibration(ctx, h.r, s.Config, h.sv, h.st.Targets[stack.Direct].PID,
+			b.Report.Calibration = engine.BenchCalibration(ctx, h.r, cfg, h.sv, h.st.Targets[stack.Direct].PID,
 				f.testid, f.protos, f.client, f.load.Connections, f.load.Streams, f.calibrate)
 		}
 		m["calibration"] = fmt.Sprintf("%d s per client against direct", f.calibrate)

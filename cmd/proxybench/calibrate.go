@@ -78,14 +78,30 @@ func cmdCalibrate(ctx context.Context, args []string) (err error) {
 	if err := engine.PeersInstalled(); err != nil {
 		return err
 	}
-	names = withBaseline(names)
-	h, err := hold(ctx, s, "calibrate", names, f.runFlags)
+	rs, err := remoteOf(ctx, s)
+	if err != nil {
+		return err
+	}
+	var h *held
+	cfg := s.Config
+	if rs != nil {
+		if names, err = remoteTargets(rs, s, f.targets); err != nil {
+			return err
+		}
+		names = withBaseline(names)
+		h, err = holdRemote(rs, s, f.runFlags)
+		cfg = rs.Config
+	} else {
+		names = withBaseline(names)
+		h, err = hold(ctx, s, "calibrate", names, f.runFlags)
+	}
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, h.down()) }()
+	// the client's ceiling is the load host's: it is kept in this host's run directory
 	c := &engine.Calibration{
-		TestID: f.testid, Dir: h.dir, RunDir: s.RunDir, Config: s.Config, Runner: h.r, Served: h.sv, PIDs: map[string]int{},
+		TestID: f.testid, Dir: h.dir, RunDir: s.RunDir, Config: cfg, Runner: h.r, Served: h.sv, PIDs: map[string]int{},
 		Targets: names, Protos: f.protos, Modes: f.modes, Clients: f.clients,
 		Seconds: f.seconds, Requests: f.requests, Connections: f.connections, Streams: f.streams, Rounds: f.rounds,
 		Stdout: os.Stdout,

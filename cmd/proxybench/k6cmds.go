@@ -20,10 +20,15 @@ import (
 
 // newRunner runs k6 for the stack s as f says.
 func newRunner(s *stack.Stack, f *runFlags) *runner.Runner {
-	return engine.NewRunner(s, engine.RunnerOptions{
+	return engine.NewRunner(s, runnerOptions(s, f))
+}
+
+// runnerOptions are what f sets of a runner, here or against a stack on another host.
+func runnerOptions(s *stack.Stack, f *runFlags) engine.RunnerOptions {
+	return engine.RunnerOptions{
 		ResultsDir: envPath("RESULTS_DIR", filepath.Join(s.Root, "results")),
 		Profile:    f.profile, ExtraArgs: f.extra, Timeout: f.timeout, Client: f.client,
-	})
+	}
 }
 
 func cmdK6(ctx context.Context, args []string) error {
@@ -55,19 +60,34 @@ func runOnStack(ctx context.Context, f *runFlags, cells []engine.Cell, how func(
 	if err != nil {
 		return err
 	}
-	targets, err := engine.RunningTargets(s, f.targets)
+	rs, err := remoteOf(ctx, s)
 	if err != nil {
 		return err
 	}
-	st, err := s.LoadState()
-	if err != nil {
-		return err
+	var targets []string
+	var st *stack.State
+	var r *runner.Runner
+	if rs != nil {
+		defer rs.Agent.Close()
+		if targets, err = remoteTargets(rs, s, f.targets); err != nil {
+			return err
+		}
+		st, r = &rs.State.State, rs.Runner(s, runnerOptions(s, f))
+	} else {
+		if targets, err = engine.RunningTargets(s, f.targets); err != nil {
+			return err
+		}
+		if st, err = s.LoadState(); err != nil {
+			return err
+		}
+		s.Pin = st.Pin // the client goes where `make up PIN=…` left room for it
+		r = newRunner(s, f)
 	}
-	s.Pin = st.Pin // the client goes where `make up PIN=…` left room for it
-	r := newRunner(s, f)
-	// every run sampled, so that its result says whether the machine was busy beside it; the
-	// upstream's CPU is the runs' own, not outside load
-	r.UpstreamPID = st.Targets[stack.Direct].PID
+	// every run sampled, so that its result says whether the machine (both, apart) was busy
+	// beside it; the upstream's CPU is the runs' own, not outside load
+	if d := st.Targets[stack.Direct]; d != nil {
+		r.UpstreamPID = d.PID
+	}
 	r.TargetPIDs = map[string]int{}
 	for n, t := range st.Targets {
 		r.TargetPIDs[n] = t.PID

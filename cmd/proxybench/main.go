@@ -5,7 +5,7 @@
 //	proxybench pins                             (every pin against its registry: what an install takes today)
 //	proxybench up        [-targets all] [-pin SPEC]
 //	proxybench down
-//	proxybench status
+//	proxybench status                           (STACK=https://IP:PORT: a stack on another host, through its agent; k6, bench, calibrate too)
 //	proxybench k6        -scenario NAME [-targets all] [-proto h1|h1c|h2|h3] [-segments N] [-profile smoke] [-testid ID] [-- k6 flags]
 //	proxybench k6-cloud  -scenario NAME -mode local|cloud [-target-url URL] [-proto P] [-- k6 flags]
 //	proxybench k8s       -scenario NAME -parallelism N -image REF -target-url URL [-target NAME] [-influxdb-url URL] [-proto P] [-out DIR]

@@ -156,6 +156,14 @@ func cmdStatus(ctx context.Context, _ []string) error {
 	if err != nil {
 		return err
 	}
+	rs, err := remoteOf(ctx, s)
+	if err != nil {
+		return err
+	}
+	if rs != nil {
+		defer rs.Agent.Close()
+		return cmdStatusRemote(ctx, s, rs)
+	}
 	rows, err := s.Status(ctx)
 	if err != nil {
 		return err

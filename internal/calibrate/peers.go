@@ -181,25 +181,26 @@ func RunPeer(ctx context.Context, r *runner.Runner, p Peer, target string, l Pee
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
-	sampler, err := sample.StartSampler(targetPID, 0)
+	sampler, err := r.StackSide().Sample(ctx, target, targetPID, r.UpstreamPID)
 	if err != nil {
 		run.Err = err.Error()
 		return run
 	}
-	sampler.CountOutside(r.UpstreamPID)
 	err = cmd.Start()
 	if err == nil {
 		sampler.SetClient(cmd.Process.Pid, r.ClientCPUs)
 		err = cmd.Wait()
 	}
 	sampler.ClientDone(cmd.ProcessState)
-	rs := sampler.Stop()
+	rs, stopErr := sampler.Stop(context.WithoutCancel(ctx))
 	var exit *exec.ExitError
 	switch {
 	case errors.As(err, &exit):
 		run.Err = fmt.Sprintf("%s exited %d: %s", p.Name, exit.ExitCode(), lastLine(out.String()))
 	case err != nil:
 		run.Err = fmt.Sprintf("%s: %v", p.Name, err)
+	case stopErr != nil:
+		run.Err = fmt.Sprintf("%s: no resource figures: %v", p.Name, stopErr)
 	default:
 		run.Requests, run.Seconds, err = p.ParseOutput(out.String())
 		if err != nil {

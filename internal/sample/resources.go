@@ -56,8 +56,54 @@ type Resources struct {
 	OtherCPUSeconds   float64 `json:"other_cpu_s,omitempty"`
 	OtherCPUShare     float64 `json:"other_cpu_share,omitempty"`
 	OutsideLoad       bool    `json:"outside_load,omitempty"`
+	// LoadHost is the load host's own outside load when the stack ran on another host (Apart):
+	// the figures above are then the stack host's. nil: one host.
+	LoadHost *HostOutside `json:"load_host,omitempty"`
 
 	Samples int `json:"samples"`
+}
+
+// HostOutside is one host's outside load over a run, as Resources says the stack host's.
+type HostOutside struct {
+	MachineCPUSeconds float64 `json:"machine_cpu_s"`
+	OtherCPUSeconds   float64 `json:"other_cpu_s"`
+	OtherCPUShare     float64 `json:"other_cpu_share"`
+	OutsideLoad       bool    `json:"outside_load"`
+}
+
+// Apart is a run's figures when the client and the stack ran on two hosts: the target's, the
+// upstream's and the stack host's outside load from stackHost (its agent's sampler), the
+// client's from loadHost (the load host's sampler, whose target is the controller itself), and
+// the load host's outside load kept beside. The target's CPU over the client's load phase is
+// left out: the two samplers' clocks are not one, so ClientOverTarget takes the whole figures.
+func Apart(stackHost, loadHost Resources) Resources {
+	r := stackHost
+	r.ClientCPUSeconds = loadHost.ClientCPUSeconds
+	r.ClientLoadCPUSeconds, r.TargetLoadCPUSeconds = 0, 0
+	r.ClientLoadSeconds = loadHost.ClientLoadSeconds
+	r.ClientIdleCPUSeconds = loadHost.ClientIdleCPUSeconds
+	r.ClientCPUUtil, r.ClientCPUShare = loadHost.ClientCPUUtil, loadHost.ClientCPUShare
+	r.ClientCPUs, r.ClientBound = loadHost.ClientCPUs, loadHost.ClientBound
+	if loadHost.MachineCPUSeconds > 0 {
+		r.LoadHost = &HostOutside{
+			MachineCPUSeconds: loadHost.MachineCPUSeconds, OtherCPUSeconds: loadHost.OtherCPUSeconds,
+			OtherCPUShare: loadHost.OtherCPUShare, OutsideLoad: loadHost.OutsideLoad,
+		}
+	}
+	return r
+}
+
+// Outside is the run's outside load as a result keeps it: the larger share of the stack's
+// host and the load host's, over when either was; ok is false when neither machine's CPU
+// could be read.
+func (r *Resources) Outside() (share float64, over, ok bool) {
+	if r.MachineCPUSeconds > 0 {
+		share, over, ok = r.OtherCPUShare, r.OutsideLoad, true
+	}
+	if h := r.LoadHost; h != nil && h.MachineCPUSeconds > 0 {
+		share, over, ok = max(share, h.OtherCPUShare), over || h.OutsideLoad, true
+	}
+	return share, over, ok
 }
 
 // SampleInterval is how often a Sampler reads /proc.
