@@ -97,8 +97,8 @@ pins: bin/proxybench # Check every pin, each arch's (amd64, arm64), against its 
 
 # up and bench install what is missing themselves (proxybench up), so that with TARGETS=all a
 # target that cannot be installed is a row that says so, not the end of the run.
-up: build $(WITH_OBSERVE) # Install what is missing, start the upstream and the proxies on loopback, each verified before it counts as up
-	bin/proxybench up -targets "$(TARGETS)" -pin "$(PIN)"
+up: build $(WITH_OBSERVE) # Install what is missing, start the upstream and the proxies on loopback (STACK_LISTEN=ip: on that address, for a load host), each verified before it counts as up
+	bin/proxybench up -targets "$(TARGETS)" -pin "$(PIN)" -listen "$(STACK_LISTEN)"
 
 down: bin/proxybench bin/observe # Stop exactly what `make up` started, by pid (InfluxDB and Grafana too)
 	bin/proxybench down; s=$$?; bin/observe down && exit $$s
@@ -121,7 +121,7 @@ compose-down: bin/proxybench bin/observe # Stop the compose stack (every profile
 	$(COMPOSE) $(if $(filter bridge,$(NETWORK)),-f compose.yaml -f compose.bridge.yaml) --profile observe --profile godoxy down
 	bin/proxybench down; s=$$?; bin/observe down && exit $$s
 
-agent: bin/proxybench # Serve this host's stack to a load host over HTTPS on STACK_LISTEN (ip:port), behind the token it writes to run/agent-token.json
+agent: bin/proxybench # Serve this host's stack to a load host over HTTPS on STACK_LISTEN (ip, port 7443; or ip:port), behind the token it writes to run/agent-token.json
 	bin/proxybench agent -listen "$(STACK_LISTEN)"
 
 status: bin/proxybench # Show each target's version, pid and per-protocol health

@@ -22,12 +22,13 @@ import (
 )
 
 // testAgent is the agent as `make agent` runs it (ListenAndServe) on 127.0.0.1:0, over a stack
-// whose state names this test process as nginx and a real upstream on loopback as direct.
+// whose state names this test process as nginx and a real upstream as direct, on an address
+// of its own (stackAddr, as STACK_LISTEN gives one) rather than targets.json's.
 type testAgent struct {
 	stack    *stack.Stack
 	token    TokenFile
 	tokenDir string
-	upstream string // host:port of the upstream's cleartext listener
+	upstream string // stackAddr:port of the upstream's cleartext listener
 	client   *http.Client
 	base     string // https://127.0.0.1:port
 }
@@ -83,7 +84,7 @@ func (ta *testAgent) writeState(t *testing.T) {
 		t.Fatal(err)
 	}
 	self := stack.Adopt(os.Getpid())
-	st := stack.State{Started: time.Now(), Targets: map[string]*stack.Running{
+	st := stack.State{Started: time.Now(), Listen: stackAddr, Targets: map[string]*stack.Running{
 		stack.Direct: {Process: self, Ports: stack.Ports{H1C: h1c}},
 		"nginx":      {Process: self, Ports: stack.Ports{H1C: h1c}},
 	}}
@@ -92,10 +93,14 @@ func (ta *testAgent) writeState(t *testing.T) {
 	}
 }
 
-// startUpstream serves the real upstream's routes on a loopback cleartext listener.
+// stackAddr is where the test's stack listens: an address of this host (loopback is a /8) that
+// is not targets.json's, so that only the state's listen leads there.
+const stackAddr = "127.0.0.2"
+
+// startUpstream serves the real upstream's routes on a cleartext listener at stackAddr.
 func startUpstream(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", net.JoinHostPort(stackAddr, "0"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/proxybench/proxybench/extensions/localca"
@@ -22,6 +23,19 @@ const TokenName = "agent-token.json"
 
 // leafFor is how long the agent's leaf is valid: it is made afresh at every start.
 const leafFor = 30 * 24 * time.Hour
+
+// DefaultPort is the agent's port when STACK_LISTEN gives the stack host's address alone, as
+// `make up` takes it.
+const DefaultPort = 7443
+
+// Address is listen with DefaultPort added when it is an IP address alone: STACK_LISTEN is the
+// stack host's address for `make up` and `make agent` alike.
+func Address(listen string) string {
+	if ip := net.ParseIP(listen); ip != nil {
+		return net.JoinHostPort(listen, strconv.Itoa(DefaultPort))
+	}
+	return listen
+}
 
 // Listen checks listen (ip:port: an IP address, not a name nor an unspecified address that
 // would bind every interface) and binds it, TCP only.
@@ -91,11 +105,12 @@ func Serve(ctx context.Context, ln net.Listener, a *Agent, cert tls.Certificate)
 	return err
 }
 
-// ListenAndServe is the stack host's agent for s on listen: it binds listen, signs a leaf for
-// it with the stack's CA (run/certs, made at setup or up), writes a new token file in the run
-// directory (0600) and serves until ctx ends. out hears where the token file is.
+// ListenAndServe is the stack host's agent for s on listen (ip:port, or an IP address:
+// Address): it binds it, signs a leaf for it with the stack's CA (run/certs, made at setup or
+// up), writes a new token file in the run directory (0600) and serves until ctx ends. out
+// hears where the token file is.
 func ListenAndServe(ctx context.Context, s *stack.Stack, listen string, out func(format string, args ...any)) error {
-	ln, err := Listen(listen)
+	ln, err := Listen(Address(listen))
 	if err != nil {
 		return err
 	}

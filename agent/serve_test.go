@@ -30,3 +30,19 @@ func TestListenTakesOneAddress(t *testing.T) {
 		})
 	}
 }
+
+// STACK_LISTEN is the stack host's address for `make up` and `make agent` alike: the agent
+// takes DefaultPort unless a port is given.
+func TestAddressDefaultsThePort(t *testing.T) {
+	t.Parallel()
+	for listen, want := range map[string]string{
+		"192.0.2.10":      "192.0.2.10:7443",
+		"192.0.2.10:9443": "192.0.2.10:9443",
+		"::1":             "[::1]:7443",
+		"localhost":       "localhost", // Listen refuses it, saying why
+	} {
+		if got := Address(listen); got != want {
+			t.Errorf("Address(%q) = %q, want %q", listen, got, want)
+		}
+	}
+}

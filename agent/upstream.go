@@ -12,9 +12,9 @@ import (
 )
 
 // serveUpstream answers with the upstream's own answer to path (/debug/served, /debug/conns),
-// fetched from its cleartext listener at the stack's address: the same JSON the runner reads
-// when it shares the machine. The agent's own connection is one the upstream counts, as the
-// runner's is.
+// fetched from its cleartext listener at the address the stack listens on (state.json listen):
+// the same JSON the runner reads when it shares the machine. The agent's own connection is one
+// the upstream counts, as the runner's is.
 func (a *Agent) serveUpstream(path string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		st, status, err := a.upState()
@@ -22,7 +22,7 @@ func (a *Agent) serveUpstream(path string) http.HandlerFunc {
 			fail(w, status, err)
 			return
 		}
-		addr := net.JoinHostPort(a.stack.Config.Address, strconv.Itoa(st.Targets[stack.Direct].Ports.H1C))
+		addr := net.JoinHostPort(st.Listen, strconv.Itoa(st.Targets[stack.Direct].Ports.H1C))
 		body, err := fetch(r.Context(), "http://"+addr+path)
 		if err != nil {
 			fail(w, http.StatusBadGateway, fmt.Errorf("upstream: %w", err))

@@ -17,13 +17,7 @@ func (h *harness) checkListeners(t *testing.T) {
 	t.Helper()
 	st := readState(t, h.run)
 	for n, r := range st.Targets {
-		want := map[string][]int{}
-		for _, p := range r.Ports.TCP() {
-			want["tcp"] = append(want["tcp"], p.Port)
-		}
-		if slices.Contains(r.Protocols, stack.H3) {
-			want["udp"] = []int{r.Ports.TLS}
-		}
+		want := targetPorts(r)
 		got := listening(t, r.PID)
 		for _, network := range []string{"tcp", "udp"} {
 			slices.Sort(want[network])
@@ -32,6 +26,19 @@ func (h *harness) checkListeners(t *testing.T) {
 			}
 		}
 	}
+}
+
+// targetPorts are the ports a target must listen on, by network: its TLS, cleartext and admin
+// ports over TCP and, where it serves h3, its TLS port over UDP.
+func targetPorts(r *stack.Running) map[string][]int {
+	want := map[string][]int{}
+	for _, p := range r.Ports.TCP() {
+		want["tcp"] = append(want["tcp"], p.Port)
+	}
+	if slices.Contains(r.Protocols, stack.H3) {
+		want["udp"] = []int{r.Ports.TLS}
+	}
+	return want
 }
 
 // listening are the TCP ports a process and its descendants listen on and the UDP ports they

@@ -52,7 +52,7 @@ var table = []Setting{
 	// the stack
 	{Name: "STACK", Kind: Text, Help: "the stack host's agent, https://IP:PORT: the load runs here, the stack there (README.md, Two machines)", Commands: []string{"k6", "bench", "calibrate", "status"}, Local: true},
 	{Name: "STACK_TOKEN", Kind: Text, DefaultIs: "run/agent-token.json", Help: "with STACK: the agent's token file, copied from the stack host", Commands: []string{"k6", "bench", "calibrate", "status"}, Local: true},
-	{Name: "STACK_LISTEN", Kind: Text, Help: "the stack host's ip:port the agent serves the stack on, over HTTPS, to a load host (agent/README.md)", Commands: []string{"agent"}, Local: true},
+	{Name: "STACK_LISTEN", Kind: Text, Help: "the stack host's IPv4 address a load host reaches: up starts every target and the upstream on it instead of loopback, agent serves on it at port 7443 (ip:port: another) (agent/README.md)", Commands: []string{"up", "agent"}, Local: true},
 	{Name: "TLS_PROFILE", Kind: Choice, Values: []string{"x25519", "pq"}, Default: "x25519", Help: "the TLS profile of targets.json every target negotiates alike", Commands: []string{"up", "bench"}, Local: true},
 	{Name: "OBSERVE", Kind: Switch, Help: "InfluxDB too (and an installed Grafana); k6 runs stream into it while it is up", Commands: []string{"up", "k6", "bench"}, Local: true},
 	{Name: "GODOXY_BIN", Kind: Text, Help: "a GoDoxy binary to install (no registry serves GoDoxy)", Commands: []string{"setup", "up", "bench", "compose-up"}, Local: true},

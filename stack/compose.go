@@ -102,7 +102,8 @@ type Network struct {
 
 // UseNetwork makes Exec listen on n.Listen and forward to the address n.Upstream resolves to
 // now (an IPv4 one when there is one: the templates write HOST:PORT). Only the compose entry
-// point takes it: natively the stack stays on loopback, where the load must go.
+// point takes it: natively the stack stays on loopback, or on the stack host's address
+// (ListenOn).
 func (s *Stack) UseNetwork(ctx context.Context, n Network) error {
 	if n.Listen != "" {
 		ip := net.ParseIP(n.Listen)
@@ -133,7 +134,7 @@ func (s *Stack) UseNetwork(ctx context.Context, n Network) error {
 	return nil
 }
 
-// listenAddr is the address targets listen on: the config's, or UseNetwork's.
+// listenAddr is the address targets listen on: the config's, or UseNetwork's or ListenOn's.
 func (s *Stack) listenAddr() string {
 	if s.net.Listen != "" {
 		return s.net.Listen
@@ -141,7 +142,7 @@ func (s *Stack) listenAddr() string {
 	return s.Config.Address
 }
 
-// upstreamHost is the address proxies forward to: the config's, or UseNetwork's.
+// upstreamHost is the address proxies forward to: the config's, or UseNetwork's or ListenOn's.
 func (s *Stack) upstreamHost() string {
 	if s.net.Upstream != "" {
 		return s.net.Upstream
@@ -175,7 +176,7 @@ func (s *Stack) Attach(ctx context.Context, names []string) error {
 		return fmt.Errorf("%w: the compose stack writes its certificates to %s (is it up? `make compose-up`)",
 			err, filepath.Dir(certs.CAFile))
 	}
-	st := &State{Started: time.Now(), Engine: EngineCompose, Targets: map[string]*Running{}, Missing: map[string]string{}}
+	st := &State{Started: time.Now(), Engine: EngineCompose, Listen: s.Config.Address, Targets: map[string]*Running{}, Missing: map[string]string{}}
 	var errs []error
 	for _, n := range append([]string{Direct}, slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == Direct })...) {
 		r := &Running{Ports: s.Config.Targets[n], Protocols: s.protocols(n, defs[n])}

@@ -62,6 +62,59 @@ func TestUseNetwork(t *testing.T) {
 	}
 }
 
+// TestListenOn: STACK_LISTEN's address reaches where every target listens and finds the
+// upstream, ip:port taken as its address (the port is the agent's); what is not one IPv4
+// address of this host is refused, saying why.
+func TestListenOn(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		spec   string
+		listen string // want: vars' Addr, UpstreamHost; direct's -h1c and -tls host
+		err    string // want an error containing it
+	}{
+		{spec: "127.0.0.1", listen: "127.0.0.1"},
+		{spec: "127.0.0.2", listen: "127.0.0.2"}, // loopback is a /8: another address of this host
+		{spec: "127.0.0.2:7443", listen: "127.0.0.2"},
+		{spec: "0.0.0.0", err: "binds every interface"},
+		{spec: "localhost", err: "want the IPv4 address"},
+		{spec: "::1", err: "want the IPv4 address"},
+		{spec: "192.0.2.1", err: "not an address of this host"}, // TEST-NET-1: nobody's
+	}
+	for _, tc := range cases {
+		t.Run(tc.spec, func(t *testing.T) {
+			t.Parallel()
+			c, err := LoadConfig("../targets.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &Stack{Paths: Paths{RunDir: t.TempDir()}, Config: c}
+			err = s.ListenOn(tc.spec)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), tc.spec) {
+					t.Fatalf("ListenOn(%q): %v, want an error naming it and saying %q", tc.spec, err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := s.vars("nginx", Certs{}, s.RunDir, nil)
+			if v.Addr != tc.listen || v.UpstreamHost != tc.listen || v.UpstreamAddr != tc.listen+":9000" {
+				t.Errorf("vars: Addr %q, UpstreamAddr %q, UpstreamHost %q; want %s everywhere", v.Addr, v.UpstreamAddr, v.UpstreamHost, tc.listen)
+			}
+			cmd, err := s.command(Direct, nil, Certs{CertFile: "c", KeyFile: "k"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for flag, port := range map[string]string{"-h1c": "9000", "-tls": "8440"} {
+				if i := slices.Index(cmd.argv, flag); i < 0 || cmd.argv[i+1] != tc.listen+":"+port {
+					t.Errorf("direct's argv %v: want %s %s:%s", cmd.argv, flag, tc.listen, port)
+				}
+			}
+		})
+	}
+}
+
 // TestComposeTestID: the upstream's start is the stack's testid, in the file the k6 service
 // reads, replaced when the stack starts again.
 func TestComposeTestID(t *testing.T) {

@@ -53,7 +53,8 @@ func (p Paths) UpstreamBin() string { return filepath.Join(p.Root, "bin", "upstr
 
 func (p Paths) statePath() string { return filepath.Join(p.RunDir, "state.json") }
 
-// Stack is the native engine: it brings targets up on loopback and down again by pid.
+// Stack is the native engine: it brings targets up on loopback (or the address ListenOn
+// gives) and down again by pid.
 type Stack struct {
 	Paths
 	Config *Config
@@ -69,8 +70,9 @@ type Stack struct {
 	// the others go on. Off (targets the user named), such a failure is an error at once.
 	KeepGoing bool
 
-	// net is where Exec's target listens and finds the upstream (UseNetwork); the zero value
-	// is the config's address for both, as natively and under compose.yaml's host networking.
+	// net is where targets listen and find the upstream: Exec's (UseNetwork), Up's
+	// (ListenOn); the zero value is the config's address for both, as under compose.yaml's
+	// host networking.
 	net Network
 
 	// starting is the state Up is building: each process is written into it the moment it
@@ -121,6 +123,10 @@ type State struct {
 	Engine string `json:"engine,omitempty"`
 	// Pin is the CPU layout the stack was started with; nil: none.
 	Pin *Pinning `json:"pinning,omitempty"`
+	// Listen is the IP address every target and the upstream listen on: targets.json's
+	// loopback address, or STACK_LISTEN's (ListenOn). A load host on another machine sends
+	// its load there (GET /v1/state of the agent).
+	Listen string `json:"listen"`
 	// TLSProfile is the TLS profile every target was verified against at start, and TLS its
 	// settings then: what status checks and a restart renders, whatever targets.json or
 	// TLS_PROFILE say now. Empty for a stack compose started.
@@ -157,6 +163,9 @@ func (s *Stack) LoadState() (*State, error) {
 	}
 	if err := json.Unmarshal(data, st); err != nil {
 		return nil, fmt.Errorf("parse %s: %w (remove it if no stack is running)", s.statePath(), err)
+	}
+	if st.Listen == "" {
+		st.Listen = s.Config.Address // a state written before it was recorded
 	}
 	return st, nil
 }
@@ -257,16 +266,16 @@ func (s *Stack) Up(ctx context.Context, names []string) (err error) {
 	if err := os.MkdirAll(s.RunDir, 0o755); err != nil {
 		return err
 	}
-	certs, err := EnsureCerts(filepath.Join(s.RunDir, "certs"), s.Config.Hostname)
+	certs, err := EnsureCerts(filepath.Join(s.RunDir, "certs"), s.Config.Hostname, s.listenAddr())
 	if err != nil {
 		return err
 	}
-	prober, err := NewProber(s.Config.Hostname, s.Config.Address, certs.CAFile)
+	prober, err := NewProber(s.Config.Hostname, s.listenAddr(), certs.CAFile)
 	if err != nil {
 		return err
 	}
 
-	st := &State{Started: time.Now(), Targets: map[string]*Running{}, Missing: missing, Pin: s.Pin}
+	st := &State{Started: time.Now(), Targets: map[string]*Running{}, Missing: missing, Pin: s.Pin, Listen: s.listenAddr()}
 	profile, tlsProfile := s.Config.TLS()
 	st.TLSProfile, st.TLS = profile, &tlsProfile
 	s.starting = st
@@ -346,16 +355,17 @@ func (s *Stack) Restart(ctx context.Context, name string) (*Running, error) {
 	case !ok:
 		return nil, fmt.Errorf("target %s is not up", name)
 	}
+	// as the rest of the stack was started and verified: its TLS profile, its address
 	if st.TLS != nil {
-		// as the rest of the stack was started and verified
 		s.Config.useTLS(st.TLSProfile, *st.TLS)
 	}
+	s.net = Network{Listen: st.Listen, Upstream: st.Listen}
 	defs, err := s.Definitions([]string{name})
 	if err != nil {
 		return nil, err
 	}
 	certs := CertsIn(filepath.Join(s.RunDir, "certs"))
-	prober, err := NewProber(s.Config.Hostname, s.Config.Address, certs.CAFile)
+	prober, err := NewProber(s.Config.Hostname, s.listenAddr(), certs.CAFile)
 	if err != nil {
 		return nil, err
 	}
@@ -385,7 +395,7 @@ func (s *Stack) checkPorts(names []string, defs map[string]*Definition) error {
 				continue
 			}
 			seen[port.Port] = true
-			if err := CheckPortFree(s.Config.Address, port.Port); err != nil {
+			if err := CheckPortFree(s.listenAddr(), port.Port); err != nil {
 				errs = append(errs, fmt.Errorf("target %s: %w", n, err))
 			}
 		}
@@ -393,7 +403,7 @@ func (s *Stack) checkPorts(names []string, defs map[string]*Definition) error {
 			continue
 		}
 		seenUDP[p.TLS] = true
-		if err := CheckUDPPortFree(s.Config.Address, p.TLS); err != nil {
+		if err := CheckUDPPortFree(s.listenAddr(), p.TLS); err != nil {
 			errs = append(errs, fmt.Errorf("target %s (h3): %w", n, err))
 		}
 	}

@@ -36,7 +36,7 @@ func (s *Stack) Status(ctx context.Context) ([]TargetStatus, error) {
 		return nil, err
 	}
 	certs := CertsIn(filepath.Join(s.RunDir, "certs"))
-	prober, proberErr := NewProber(s.Config.Hostname, s.Config.Address, certs.CAFile)
+	prober, proberErr := NewProber(s.Config.Hostname, st.Listen, certs.CAFile)
 	var rows []TargetStatus
 	for _, n := range s.Config.Names() {
 		row := TargetStatus{Name: n}

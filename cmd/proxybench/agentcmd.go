@@ -16,7 +16,7 @@ func cmdAgent(ctx context.Context, args []string) error {
 		return err
 	}
 	if *listen == "" {
-		return fmt.Errorf("-listen (STACK_LISTEN): the ip:port a load host reaches this host on")
+		return fmt.Errorf("-listen (STACK_LISTEN): the IP address a load host reaches this host on (ip:port: another port than %d)", agent.DefaultPort)
 	}
 	s, err := newStack()
 	if err != nil {

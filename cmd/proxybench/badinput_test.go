@@ -31,14 +31,15 @@ func badInputEnv(t *testing.T) {
 	for _, k := range append([]string{
 		"SCENARIO", "TARGET", "TARGETS", "PROFILE", "PROTO", "PROTOS", "MODES", "RUNS",
 		"DASHBOARD", "RESTART", "PIN", "TESTID", "TLS_PROFILE", "PROXYBENCH_PROXIES", "TARGET_URL", "MODE", "SEGMENTS",
-		"STACK", "STACK_TOKEN",
+		"STACK", "STACK_TOKEN", "STACK_LISTEN",
 	}, append(settings.Knobs(settings.Duration), settings.Knobs(settings.Count)...)...) {
 		t.Setenv(k, "")
 	}
 }
 
 // Every bad input to `proxybench k6` and `proxybench bench -check` (what `make k6` and
-// `make bench` run first) is an error that says what is valid, before anything starts.
+// `make bench` run first), and a bad address to `proxybench up`, is an error that says what is
+// valid, before anything starts.
 func TestBadInputSaysWhatIsValid(t *testing.T) {
 	badInputEnv(t)
 	scenarios := strings.Join(engine.Scenarios(), ", ")
@@ -123,6 +124,9 @@ func TestBadInputSaysWhatIsValid(t *testing.T) {
 		{"cloud split", "k6-cloud", []string{"-scenario", "reused-h2"}, map[string]string{"SEGMENTS": "2"}, "SEGMENTS=2: make k6-cloud runs one k6"},
 		{"cloud local with target url", "k6-cloud", []string{"-scenario", "reused-h2", "-target-url", "https://x"}, nil, "TARGET_URL is for MODE=cloud"},
 		{"tls profile", "bench", nil, map[string]string{"TLS_PROFILE": "rsa"}, `TLS_PROFILE=rsa: TLS profile "rsa" is not in tls_profiles: valid profiles are pq, x25519`},
+		{"stack listen on a name", "up", []string{"-listen", "stackhost"}, nil, `-listen (STACK_LISTEN) "stackhost": want the IPv4 address a load host reaches this host on (or ip:port, the port being the agent's)`},
+		{"stack listen everywhere", "up", nil, map[string]string{"STACK_LISTEN": "0.0.0.0"}, `-listen (STACK_LISTEN) "0.0.0.0": an unspecified address binds every interface`},
+		{"stack listen elsewhere", "up", nil, map[string]string{"STACK_LISTEN": "192.0.2.1:7443"}, `-listen (STACK_LISTEN) "192.0.2.1:7443": not an address of this host`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -137,9 +141,12 @@ func TestBadInputSaysWhatIsValid(t *testing.T) {
 	}
 }
 
-// runCmd runs proxybench k6, or bench or calibrate with -check: none ever starts anything here.
+// runCmd runs proxybench k6, or bench or calibrate with -check, or up (with a bad address): none
+// ever starts anything here.
 func runCmd(cmd string, args []string) error {
 	switch cmd {
+	case "up":
+		return cmdUp(context.Background(), args)
 	case "bench":
 		return cmdBench(context.Background(), append([]string{"-check"}, args...))
 	case "calibrate":

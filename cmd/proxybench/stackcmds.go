@@ -64,6 +64,7 @@ func cmdUp(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("up", flag.ContinueOnError)
 	targets := setting(fs, "targets", "TARGETS", "")
 	pin := pinFlag(fs)
+	listen := setting(fs, "listen", "STACK_LISTEN", "")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -73,6 +74,11 @@ func cmdUp(ctx context.Context, args []string) error {
 	}
 	if s.Pin, err = parsePin(*pin); err != nil {
 		return err
+	}
+	if *listen != "" {
+		if err := s.ListenOn(*listen); err != nil {
+			return fmt.Errorf("-listen (STACK_LISTEN) %w", err)
+		}
 	}
 	s.KeepGoing = stack.SelectsAll(*targets)
 	unlock, err := s.Lock("up")
