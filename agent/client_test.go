@@ -103,7 +103,10 @@ func TestClientCalls(t *testing.T) {
 	if st.Targets["nginx"] == nil || st.Targets["nginx"].PID != os.Getpid() {
 		t.Errorf("State: %+v; want nginx as the test wrote it (pid %d)", st.Targets, os.Getpid())
 	}
-	if h := c.Host(st); h != "127.0.0.1" {
+	if h := c.Host(st); st.Listen == "" || h != st.Listen {
+		t.Errorf("Host of a state listening on %q: %q, want that address", st.Listen, h)
+	}
+	if h := c.Host(&StackState{}); h != "127.0.0.1" {
 		t.Errorf("Host of a state without listen: %q, want the agent's 127.0.0.1", h)
 	}
 	if h := c.Host(&StackState{Listen: "192.0.2.7:7443"}); h != "192.0.2.7" {

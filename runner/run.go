@@ -81,7 +81,7 @@ type Runner struct {
 // setting added there with Script is passed on) and those the runner sets itself
 // (TestScriptEnvIsComplete holds the list to the scripts).
 var ScriptEnv = append(settings.Names(func(s settings.Setting) bool { return s.Script }),
-	"TARGETS_FILE", "SUMMARY_JSON", "RATE", "BODY_BYTES", "GODEBUG", "PWD")
+	"TARGETS_FILE", "SUMMARY_JSON", "RATE", "BODY_BYTES", "SWEEP_POINT", "GODEBUG", "PWD")
 
 // LocalEnv are the ScriptEnv variables about this machine: its paths, the local split and
 // its own k6's Go runtime. A k6 elsewhere (k6 cloud, a Kubernetes runner) is not given them.
