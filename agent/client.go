@@ -35,12 +35,11 @@ type Client struct {
 	http  *http.Client
 }
 
-// StackState is GET /v1/state: the stack's state and, where the stack records them, the
-// address its targets listen on and its host's CPUs.
+// StackState is GET /v1/state: the stack's state (its CPUs among it, 0 from a stack that did
+// not record them) and, where the stack records it, the address its targets listen on.
 type StackState struct {
 	stack.State
 	Listen string `json:"listen,omitempty"`
-	CPUs   int    `json:"cpus,omitempty"`
 }
 
 // Host is the IP address the load goes to: the state's listen address, else the agent's own

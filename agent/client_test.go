@@ -113,6 +113,9 @@ func TestClientCalls(t *testing.T) {
 	if st.Targets["nginx"] == nil || st.Targets["nginx"].PID != os.Getpid() {
 		t.Errorf("State: %+v; want nginx as the test wrote it (pid %d)", st.Targets, os.Getpid())
 	}
+	if st.CPUs != stateCPUs {
+		t.Errorf("State: cpus %d, want the %d the stack recorded", st.CPUs, stateCPUs)
+	}
 	if h := c.Host(st); st.Listen == "" || h != st.Listen {
 		t.Errorf("Host of a state listening on %q: %q, want that address", st.Listen, h)
 	}
