@@ -38,11 +38,11 @@ func New(s *stack.Stack, token string, caPEM []byte) *Agent {
 // Close stops every sampler still running.
 func (a *Agent) Close() { a.samples.closeAll() }
 
-// Handler is the agent's API, behind the token.
+// Handler is the agent's API, behind the token but for the CA.
 func (a *Agent) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/state", a.serveState)
-	mux.HandleFunc("GET /v1/ca", a.serveCA)
+	mux.HandleFunc("GET "+caPath, a.serveCA)
 	mux.HandleFunc("GET /v1/upstream/served", a.serveUpstream("/debug/served"))
 	mux.HandleFunc("GET /v1/upstream/conns", a.serveUpstream("/debug/conns"))
 	mux.HandleFunc("POST /v1/samples", a.startSample)
@@ -52,11 +52,16 @@ func (a *Agent) Handler() http.Handler {
 	return a.authorized(mux)
 }
 
-// authorized answers 401 to a request without the token, before anything else is read; its
-// body is capped for every handler.
+// caPath is the one request answered without the token: the CA is public, and a load host
+// must pin it (by the token file's ca_sha256) before it sends the token to anyone.
+const caPath = "/v1/ca"
+
+// authorized answers 401 to a request without the token but GET caPath, before anything else
+// is read; its body is capped for every handler.
 func (a *Agent) authorized(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !tokenMatches(r.Header.Get("Authorization"), a.token) {
+		public := r.Method == http.MethodGet && r.URL.Path == caPath
+		if !public && !tokenMatches(r.Header.Get("Authorization"), a.token) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="proxybench agent"`)
 			fail(w, http.StatusUnauthorized, errors.New("no valid bearer token: send Authorization: Bearer <the token file's token>"))
 			return

@@ -35,12 +35,11 @@ type Client struct {
 	http  *http.Client
 }
 
-// StackState is GET /v1/state: the stack's state and, where the stack records them, the
-// address its targets listen on and its host's CPUs.
+// StackState is GET /v1/state: the stack's state (its CPUs among it, 0 from a stack that did
+// not record them) and, where the stack records it, the address its targets listen on.
 type StackState struct {
 	stack.State
 	Listen string `json:"listen,omitempty"`
-	CPUs   int    `json:"cpus,omitempty"`
 }
 
 // Host is the IP address the load goes to: the state's listen address, else the agent's own
@@ -58,9 +57,9 @@ func (c *Client) Host(st *StackState) string {
 }
 
 // Dial is the agent at stackURL (https://ip:port) with the token file at tokenFile: it fetches
-// the CA over a first connection it cannot verify yet, trusts it only if its sha256 is the
-// token file's ca_sha256, and checks that the same connection's certificate is one that CA
-// signed; every call after is verified against it.
+// the CA, without the token, over a first connection it cannot verify yet, trusts it only if
+// its sha256 is the token file's ca_sha256, and checks that the same connection's certificate
+// is one that CA signed; every call after carries the token, verified against it.
 func Dial(ctx context.Context, stackURL, tokenFile string) (*Client, error) {
 	base, err := parseStackURL(stackURL)
 	if err != nil {
@@ -70,7 +69,7 @@ func Dial(ctx context.Context, stackURL, tokenFile string) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{base: base, token: tf.Token}
+	c := &Client{base: base} // no token until the CA is pinned: fetchCA sends none
 	caPEM, peer, err := c.fetchCA(ctx)
 	if err != nil {
 		return nil, err
@@ -86,12 +85,12 @@ func Dial(ctx context.Context, stackURL, tokenFile string) (*Client, error) {
 	if !roots.AppendCertsFromPEM(caPEM) {
 		return nil, fmt.Errorf("agent %s: GET /v1/ca: no certificate", base.Host)
 	}
-	// the first connection carried the token unverified: its server must be the one the CA
-	// signed for, or the token went elsewhere
+	// a server that serves the stack's CA (public) behind a certificate the CA did not sign is
+	// not the stack's agent: said here, before any call sends it the token
 	if _, err := peer.Verify(x509.VerifyOptions{Roots: roots, DNSName: base.Hostname()}); err != nil {
-		return nil, fmt.Errorf("agent %s: its certificate is not the pinned CA's for %s: %w (the token may have reached another server: restart `make agent` for a new one)", base.Host, base.Hostname(), err)
+		return nil, fmt.Errorf("agent %s: its certificate is not the pinned CA's for %s: %w (not the stack's agent: the token was not sent)", base.Host, base.Hostname(), err)
 	}
-	c.caPEM = caPEM
+	c.caPEM, c.token = caPEM, tf.Token
 	tr := &http.Transport{TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS13, RootCAs: roots, ServerName: base.Hostname()}}
 	c.http = &http.Client{Transport: tr}
 	return c, nil
@@ -129,8 +128,8 @@ func ReadToken(path string) (TokenFile, error) {
 
 // fetchCA is GET /v1/ca over a connection not verified yet, and that connection's certificate.
 func (c *Client) fetchCA(ctx context.Context) ([]byte, *x509.Certificate, error) {
-	// nothing is trusted before the CA is pinned: Dial verifies the CA by its sha256, then
-	// this connection's certificate against it
+	// nothing is trusted, and no token sent, before the CA is pinned: Dial verifies the CA by
+	// its sha256, then this connection's certificate against it
 	tr := &http.Transport{TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS13, InsecureSkipVerify: true}}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr}
@@ -153,7 +152,7 @@ type answer struct {
 // maxAnswer caps what is read of an answer: a state or a sample is a few KiB.
 const maxAnswer = 8 << 20
 
-// send makes one call with the token; an answer other than 2xx is an error naming the call and
+// send makes one call, with the token once Dial has it; an answer other than 2xx is an error naming the call and
 // the agent's reason ({"error": …}).
 func (c *Client) send(ctx context.Context, hc *http.Client, method, path string, body any, timeout time.Duration) (*answer, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -171,7 +170,9 @@ func (c *Client) send(ctx context.Context, hc *http.Client, method, path string,
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %s: %w", c.base.Host, call, err)
 	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
+	if c.token != "" { // none before Dial has pinned the CA
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

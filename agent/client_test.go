@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,7 +44,7 @@ func TestDialTrustsOnlyThePinnedCA(t *testing.T) {
 	}{
 		{"the token file as written", ta.base, good, ""},
 		{"another CA pinned", ta.base, writeTokenFile(t, otherPin), "not the stack's CA, not trusted"},
-		{"another token", ta.base, writeTokenFile(t, otherToken), "401"},
+		{"another token", ta.base, writeTokenFile(t, otherToken), "GET /v1/state: 401"}, // refused at the first call that sends it
 		{"no token file", ta.base, filepath.Join(t.TempDir(), "none.json"), "copy run/agent-token.json"},
 		{"http", strings.Replace(ta.base, "https", "http", 1), good, "want https://IP:PORT"},
 		{"a name", "https://localhost:7443", good, "not an IP address"},
@@ -52,25 +53,22 @@ func TestDialTrustsOnlyThePinnedCA(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := Dial(context.Background(), tt.url, tt.token)
-			if tt.says == "" {
-				if err != nil {
-					t.Fatalf("Dial(%s): %v", tt.url, err)
-				}
-				defer c.Close()
-				if _, err := c.State(context.Background()); err != nil {
-					t.Errorf("State after Dial: %v", err)
-				}
-				return
+			if err == nil {
+				_, err = c.State(context.Background())
+				c.Close()
 			}
-			if err == nil || !strings.Contains(err.Error(), tt.says) {
-				t.Errorf("Dial(%s, %s): %v; want an error saying %q", tt.url, tt.token, err, tt.says)
+			if tt.says == "" && err != nil {
+				t.Errorf("Dial(%s), then State: %v", tt.url, err)
+			}
+			if tt.says != "" && (err == nil || !strings.Contains(err.Error(), tt.says)) {
+				t.Errorf("Dial(%s, %s), then State: %v; want an error saying %q", tt.url, tt.token, err, tt.says)
 			}
 		})
 	}
 }
 
-// An impostor that serves the stack's CA (its hash matches) behind a certificate that CA did
-// not sign is refused: the token went to it, and the client says so.
+// An impostor that serves the stack's CA (its hash matches: the CA is public) behind a
+// certificate that CA did not sign is refused, and never sees the token.
 func TestDialRefusesAnImpostor(t *testing.T) {
 	t.Parallel()
 	ta := newTestAgent(t)
@@ -78,11 +76,23 @@ func TestDialRefusesAnImpostor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	impostor := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(caPEM) }))
+	var mu sync.Mutex
+	var asked []string // each request's Authorization
+	impostor := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, r.Header.Get("Authorization"))
+		_, _ = w.Write(caPEM)
+	}))
 	defer impostor.Close()
 	_, err = Dial(context.Background(), impostor.URL, filepath.Join(ta.tokenDir, TokenName))
 	if err == nil || !strings.Contains(err.Error(), "not the pinned CA's") {
 		t.Errorf("Dial to an impostor: %v; want an error saying its certificate is not the pinned CA's", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 1 || asked[0] != "" {
+		t.Errorf("the impostor was sent %q; want one request (the CA's) with no Authorization", asked)
 	}
 }
 
@@ -102,6 +112,9 @@ func TestClientCalls(t *testing.T) {
 	}
 	if st.Targets["nginx"] == nil || st.Targets["nginx"].PID != os.Getpid() {
 		t.Errorf("State: %+v; want nginx as the test wrote it (pid %d)", st.Targets, os.Getpid())
+	}
+	if st.CPUs != stateCPUs {
+		t.Errorf("State: cpus %d, want the %d the stack recorded", st.CPUs, stateCPUs)
 	}
 	if h := c.Host(st); st.Listen == "" || h != st.Listen {
 		t.Errorf("Host of a state listening on %q: %q, want that address", st.Listen, h)

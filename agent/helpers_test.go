@@ -84,7 +84,7 @@ func (ta *testAgent) writeState(t *testing.T) {
 		t.Fatal(err)
 	}
 	self := stack.Adopt(os.Getpid())
-	st := stack.State{Started: time.Now(), Listen: stackAddr, Targets: map[string]*stack.Running{
+	st := stack.State{Started: time.Now(), Listen: stackAddr, CPUs: stateCPUs, Targets: map[string]*stack.Running{
 		stack.Direct: {Process: self, Ports: stack.Ports{H1C: h1c}},
 		"nginx":      {Process: self, Ports: stack.Ports{H1C: h1c}},
 	}}
@@ -92,6 +92,10 @@ func (ta *testAgent) writeState(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// stateCPUs are the CPUs the test's stack records: not this machine's count, so that only the
+// state's can be read back.
+const stateCPUs = 97
 
 // stackAddr is where the test's stack listens: an address of this host (loopback is a /8) that
 // is not targets.json's, so that only the state's listen leads there.

@@ -256,6 +256,9 @@ func TestStackInNamespace(t *testing.T) {
 	if want := net.JoinHostPort(ip, strconv.Itoa(agent.DefaultPort)); tf.Listen != want {
 		t.Errorf("the agent serves on %s, want %s (STACK_LISTEN and the default port)", tf.Listen, want)
 	}
+	if st.CPUs != 1 { // up ran under taskset -c <one CPU>: runtime.NumCPU follows the affinity
+		t.Errorf("state.json cpus %d, want 1: the stack host's one CPU", st.CPUs)
+	}
 	checkPinned(t, st, hosts.Stack.CPU)
 	checkListensOn(t, hosts.Stack, st, ip)
 	for _, s := range socketsIn(t, hosts.Stack)["tcp"] {

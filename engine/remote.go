@@ -41,14 +41,26 @@ func DialStack(ctx context.Context, stackURL, tokenFile, dir string, local *stac
 	}
 	rs.Config = loadHostConfig(local, rs.State, c.Host(rs.State))
 	rs.TargetsFile = filepath.Join(dir, "targets.json")
-	data, err := json.MarshalIndent(rs.Config, "", "  ")
-	if err != nil {
+	if err := writeTargetsFile(rs.TargetsFile, rs.Config); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(rs.TargetsFile, append(data, '\n'), 0o644); err != nil {
-		return nil, fmt.Errorf("load host targets file: %w", err)
-	}
 	return rs, nil
+}
+
+// writeTargetsFile writes c, a targets file for k6 alone (its address may be no loopback one,
+// which stack.LoadConfig refuses), at path.
+func writeTargetsFile(path string, c *stack.Config) error {
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("targets file for k6: %w", err)
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("targets file for k6: %w", err)
+	}
+	return nil
 }
 
 // loadHostConfig is local (this clone's targets.json) aimed at the stack host: its address,

@@ -30,6 +30,19 @@ type stackHost struct {
 	pid        int // direct's and nginx's pid in the state: this process
 }
 
+// serveUpstream serves the real upstream's cleartext listener on ip, until the test ends, and
+// returns its port.
+func serveUpstream(t *testing.T, ip string) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := upstream.Serve(upstream.Listeners{H1C: ln}, upstream.Config{UploadLimit: 1 << 20, ErrorLog: log.New(io.Discard, "", 0)})
+	t.Cleanup(srv.Close)
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
 func startStackHost(t *testing.T) stackHost {
 	t.Helper()
 	dir := t.TempDir()
@@ -41,13 +54,7 @@ func startStackHost(t *testing.T) stackHost {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := upstream.Serve(upstream.Listeners{H1C: ln}, upstream.Config{UploadLimit: 1 << 20, ErrorLog: log.New(io.Discard, "", 0)})
-	t.Cleanup(srv.Close)
-	h := stackHost{h1c: ln.Addr().(*net.TCPAddr).Port, pid: os.Getpid()}
+	h := stackHost{h1c: serveUpstream(t, "127.0.0.1"), pid: os.Getpid()}
 	// nginx: up in the state, its port closed (a process that no longer answers)
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -160,7 +167,10 @@ func TestRunOnARemoteStack(t *testing.T) {
 		t.Errorf("the remote run's result: outside load %+v, cost %+v; want both", res.OutsideLoad, res.Cost)
 	}
 
-	here := NewRunner(&stack.Stack{Paths: stack.Paths{Root: root, TargetsFile: rs.TargetsFile, RunDir: t.TempDir()}, Config: rs.Config}, RunnerOptions{ResultsDir: t.TempDir(), Profile: "smoke"})
+	here, err := NewRunner(&stack.Stack{Paths: stack.Paths{Root: root, TargetsFile: rs.TargetsFile, RunDir: t.TempDir()}, Config: rs.Config}, RunnerOptions{ResultsDir: t.TempDir(), Profile: "smoke"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	here.CAFile = rs.CAFile
 	here.Stdout, here.Stderr = &out, &out
 	resHere, _ := K6{Runner: here}.Sampled(ctx, "local", j, host.pid, host.pid)

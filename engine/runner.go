@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proxybench/proxybench/agent"
 	"github.com/proxybench/proxybench/runner"
 	"github.com/proxybench/proxybench/stack"
 )
@@ -24,21 +25,37 @@ type RunnerOptions struct {
 	Client              string
 }
 
-// NewRunner runs k6 for the stack s, pinned as s is (s.Pin).
-func NewRunner(s *stack.Stack, o RunnerOptions) *runner.Runner {
+// NewRunner runs k6 for the stack s, pinned as s is (s.Pin), at the address its state says the
+// targets listen on.
+func NewRunner(s *stack.Stack, o RunnerOptions) (*runner.Runner, error) {
 	r := baseRunner(s, o)
 	r.TargetsFile = s.TargetsFile
 	r.CAFile = stack.CertsIn(filepath.Join(s.RunDir, "certs")).CAFile
-	r.UpstreamAddr = net.JoinHostPort(s.Config.Address, strconv.Itoa(s.Config.Upstream.H1C))
+	cfg := s.Config
 	if s.Pin != nil {
 		r.ClientPrefix, r.ClientCPUs = s.Pin.Wrap(stack.RoleClient, nil), s.Pin.Client
 	}
 	if st, err := s.LoadState(); err == nil {
 		r.Negotiated = st.Negotiated()
+		if st.Listen != "" && st.Listen != s.Config.Address {
+			// `make up STACK_LISTEN=…` on this host: nothing listens on targets.json's
+			// loopback address, so k6, the upstream's reading and the prober go where the
+			// state says, as a load host's do (loadHostConfig)
+			cfg = loadHostConfig(s.Config, &agent.StackState{State: *st}, st.Listen)
+			r.TargetsFile = filepath.Join(s.RunDir, ListenTargetsFile)
+			if err := writeTargetsFile(r.TargetsFile, cfg); err != nil {
+				return nil, err
+			}
+		}
 	}
-	r.OfferedStreams = offeredStreams(s.Config, r.CAFile)
-	return r
+	r.UpstreamAddr = net.JoinHostPort(cfg.Address, strconv.Itoa(cfg.Upstream.H1C))
+	r.OfferedStreams = offeredStreams(cfg, r.CAFile)
+	return r, nil
 }
+
+// ListenTargetsFile is where, under the run directory, NewRunner writes the targets file k6
+// reads when the stack listens on another address than targets.json's (STACK_LISTEN).
+const ListenTargetsFile = "listen/targets.json"
 
 // baseRunner is what a runner takes of this clone (bin/k6, scenarios/) and of o, wherever
 // the stack runs.

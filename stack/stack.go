@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -127,6 +128,9 @@ type State struct {
 	// loopback address, or STACK_LISTEN's (ListenOn). A load host on another machine sends
 	// its load there (GET /v1/state of the agent).
 	Listen string `json:"listen"`
+	// CPUs are the CPUs `make up` could run on (runtime.NumCPU): the stack host's, which a
+	// load host's report shows beside its own (GET /v1/state of the agent). 0: not recorded.
+	CPUs int `json:"cpus,omitempty"`
 	// TLSProfile is the TLS profile every target was verified against at start, and TLS its
 	// settings then: what status checks and a restart renders, whatever targets.json or
 	// TLS_PROFILE say now. Empty for a stack compose started.
@@ -275,7 +279,7 @@ func (s *Stack) Up(ctx context.Context, names []string) (err error) {
 		return err
 	}
 
-	st := &State{Started: time.Now(), Targets: map[string]*Running{}, Missing: missing, Pin: s.Pin, Listen: s.listenAddr()}
+	st := &State{Started: time.Now(), Targets: map[string]*Running{}, Missing: missing, Pin: s.Pin, Listen: s.listenAddr(), CPUs: runtime.NumCPU()}
 	profile, tlsProfile := s.Config.TLS()
 	st.TLSProfile, st.TLS = profile, &tlsProfile
 	s.starting = st

@@ -19,7 +19,7 @@ import (
 )
 
 // newRunner runs k6 for the stack s as f says.
-func newRunner(s *stack.Stack, f *runFlags) *runner.Runner {
+func newRunner(s *stack.Stack, f *runFlags) (*runner.Runner, error) {
 	return engine.NewRunner(s, runnerOptions(s, f))
 }
 
@@ -81,7 +81,9 @@ func runOnStack(ctx context.Context, f *runFlags, cells []engine.Cell, how func(
 			return err
 		}
 		s.Pin = st.Pin // the client goes where `make up PIN=…` left room for it
-		r = newRunner(s, f)
+		if r, err = newRunner(s, f); err != nil {
+			return err
+		}
 	}
 	// every run sampled, so that its result says whether the machine (both, apart) was busy
 	// beside it; the upstream's CPU is the runs' own, not outside load

@@ -127,7 +127,9 @@ func hold(ctx context.Context, s *stack.Stack, cmd string, names []string, f *ru
 		return nil, errors.Join(err, h.down())
 	}
 	h.sv = engine.ServedBy(h.st)
-	h.r = newRunner(s, f)
+	if h.r, err = newRunner(s, f); err != nil {
+		return nil, errors.Join(err, h.down())
+	}
 	h.r.UpstreamPID = h.st.Targets[stack.Direct].PID // its CPU is the runs' own, not outside load
 	h.dir = filepath.Join(h.r.ResultsDir, f.testid)
 	if err := os.MkdirAll(h.dir, 0o755); err != nil {
