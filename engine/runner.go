@@ -31,26 +31,33 @@ func NewRunner(s *stack.Stack, o RunnerOptions) (*runner.Runner, error) {
 	r := baseRunner(s, o)
 	r.TargetsFile = s.TargetsFile
 	r.CAFile = stack.CertsIn(filepath.Join(s.RunDir, "certs")).CAFile
-	cfg := s.Config
 	if s.Pin != nil {
 		r.ClientPrefix, r.ClientCPUs = s.Pin.Wrap(stack.RoleClient, nil), s.Pin.Client
 	}
 	if st, err := s.LoadState(); err == nil {
 		r.Negotiated = st.Negotiated()
-		if st.Listen != "" && st.Listen != s.Config.Address {
-			// `make up STACK_LISTEN=…` on this host: nothing listens on targets.json's
-			// loopback address, so k6, the upstream's reading and the prober go where the
-			// state says, as a load host's do (loadHostConfig)
-			cfg = loadHostConfig(s.Config, &agent.StackState{State: *st}, st.Listen)
-			r.TargetsFile = filepath.Join(s.RunDir, ListenTargetsFile)
-			if err := writeTargetsFile(r.TargetsFile, cfg); err != nil {
-				return nil, err
-			}
+	}
+	cfg := TargetConfig(s)
+	if cfg != s.Config {
+		r.TargetsFile = filepath.Join(s.RunDir, ListenTargetsFile)
+		if err := writeTargetsFile(r.TargetsFile, cfg); err != nil {
+			return nil, err
 		}
 	}
 	r.UpstreamAddr = net.JoinHostPort(cfg.Address, strconv.Itoa(cfg.Upstream.H1C))
 	r.OfferedStreams = offeredStreams(cfg, r.CAFile)
 	return r, nil
+}
+
+// TargetConfig is the config the load goes to on this host: targets.json's, or after `make up
+// STACK_LISTEN=…` (nothing listens on its loopback address) the same with the address the
+// state says, as a load host's (loadHostConfig): for k6, the upstream's reading, the prober and
+// the calibration's peers alike.
+func TargetConfig(s *stack.Stack) *stack.Config {
+	if st, err := s.LoadState(); err == nil && st.Listen != "" && st.Listen != s.Config.Address {
+		return loadHostConfig(s.Config, &agent.StackState{State: *st}, st.Listen)
+	}
+	return s.Config
 }
 
 // ListenTargetsFile is where, under the run directory, NewRunner writes the targets file k6

@@ -49,6 +49,10 @@ func TestLocalRunGoesWhereTheStateListens(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// the calibration's peers go where k6 does
+			if got, want := CalibrationLoad(TargetConfig(s), stack.Direct, "h1c", 1, 1, 1).Addr, map[bool]string{false: cfg.Address, true: tt.listen}[tt.wantFile]; got != want {
+				t.Errorf("the calibration's peers go to %s, want %s", got, want)
+			}
 			if !tt.wantFile {
 				if r.TargetsFile != s.TargetsFile || r.UpstreamAddr != net.JoinHostPort(cfg.Address, strconv.Itoa(cfg.Upstream.H1C)) {
 					t.Errorf("targets file %s, upstream %s: want targets.json's, at %s", r.TargetsFile, r.UpstreamAddr, cfg.Address)

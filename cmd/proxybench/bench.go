@@ -51,7 +51,7 @@ func cmdBench(ctx context.Context, args []string) (err error) {
 	}
 	var h *held
 	var targets engine.Targets = engine.StackTargets{Stack: s}
-	cfg := s.Config
+	cfg := engine.TargetConfig(s)
 	if rs != nil {
 		if f.pin != nil {
 			return errPinRemote

@@ -83,7 +83,7 @@ func cmdCalibrate(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	var h *held
-	cfg := s.Config
+	cfg := engine.TargetConfig(s)
 	if rs != nil {
 		if names, err = remoteTargets(rs, s, f.targets); err != nil {
 			return err
