@@ -31,8 +31,10 @@ func TestResourceLine(t *testing.T) {
 		t.Errorf("ResourceLine of a probe: %q", got)
 	}
 	// a sweep's run is tagged with its place on it, as its k6 points are
-	body := &result.Result{TestID: "t", Target: "nginx", Mode: "bodies", Scenario: "bodies-down", Proto: "h2", ExpectedProto: "HTTP/2.0",
-		Config: map[string]any{"point": "bodies h2 1024 download"}}
+	body := &result.Result{
+		TestID: "t", Target: "nginx", Mode: "bodies", Scenario: "bodies-down", Proto: "h2", ExpectedProto: "HTTP/2.0",
+		Config: map[string]any{"point": "bodies h2 1024 download"},
+	}
 	if got := ResourceLine(body, res, time.Unix(1, 5)); !strings.HasPrefix(got, `proxybench_resources,mode=bodies,point=bodies\ h2\ 1024\ download,proto=HTTP/2.0,`) {
 		t.Errorf("ResourceLine of a sweep's run: %q", got)
 	}
@@ -80,10 +82,14 @@ func TestSweepLine(t *testing.T) {
 		p    SweepPoint
 		want string
 	}{
-		{SweepPoint{TestID: "t1", Target: "nginx", Proto: "h2", Sweep: BodiesSweep, Direction: "download", X: 1 << 20, Valid: true, RPS: 400, P99MS: 8, RSSPeakMB: 31.2, MBPerS: &mb},
-			`proxybench_sweep,direction=download,point=h2\ 1048576\ download,proto=h2,sweep=bodies,target=nginx,testid=t1 x=1048576,valid=true,rps=400,p99_ms=8,rss_peak_mb=31.2,mb_per_s=419.43 1000000005`},
-		{SweepPoint{TestID: "t1", Target: "direct", Proto: "h1c", Sweep: IdleSweep, X: 10000, Valid: false, P99MS: 6.75, KiBPerConnection: &kib},
-			`proxybench_sweep,point=h1c\ 10000,proto=h1c,sweep=idle,target=direct,testid=t1 x=10000,valid=false,rps=0,p99_ms=6.75,kib_per_connection=18.4 1000000005`},
+		{
+			SweepPoint{TestID: "t1", Target: "nginx", Proto: "h2", Sweep: BodiesSweep, Direction: "download", X: 1 << 20, Valid: true, RPS: 400, P99MS: 8, RSSPeakMB: 31.2, MBPerS: &mb},
+			`proxybench_sweep,direction=download,point=h2\ 1048576\ download,proto=h2,sweep=bodies,target=nginx,testid=t1 x=1048576,valid=true,rps=400,p99_ms=8,rss_peak_mb=31.2,mb_per_s=419.43 1000000005`,
+		},
+		{
+			SweepPoint{TestID: "t1", Target: "direct", Proto: "h1c", Sweep: IdleSweep, X: 10000, Valid: false, P99MS: 6.75, KiBPerConnection: &kib},
+			`proxybench_sweep,point=h1c\ 10000,proto=h1c,sweep=idle,target=direct,testid=t1 x=10000,valid=false,rps=0,p99_ms=6.75,kib_per_connection=18.4 1000000005`,
+		},
 	} {
 		if got := SweepLine(tc.p, time.Unix(1, 5)); got != tc.want+"\n" {
 			t.Errorf("SweepLine:\n got %q\nwant %q", got, tc.want+"\n")
