@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -236,15 +237,12 @@ func (h *harness) stackHost(t *testing.T, hosts *twoHosts) agent.TokenFile {
 // TestStackInNamespace: a stack host and a load host on one machine (newTwoHosts). In the
 // stack's namespace, pinned to its CPU, `proxybench up -listen <ip>` brings direct and nginx up
 // on that address and no other, `status` finds them there, and the agent serves them; from the
-// load's namespace, on the other CPU, curl reaches each over h1 and h2 by the hostname and by
-// the address, verified against the stack's CA, and through the agent reads the state (its
-// listen, the address), the upstream's counters, and restarts nginx on the same address.
+// load's namespace (the test's own client, its sockets made there) each is reached over h1 and
+// h2 by the hostname and by the address, verified against the stack's CA, and through the agent
+// the state (its listen, the address) and the upstream's counters are read and nginx restarted
+// on the same address.
 func TestStackInNamespace(t *testing.T) {
 	hosts := newTwoHosts(t)
-	curl, err := exec.LookPath("curl")
-	if err != nil {
-		t.Fatalf("needs curl, the load host's client here: %v", err)
-	}
 	h := harnessAt(t, 3250, "nginx")
 	tf := h.stackHost(t, hosts)
 	ip := hosts.Stack.IP
@@ -273,40 +271,33 @@ func TestStackInNamespace(t *testing.T) {
 	}
 
 	ca := stack.CertsIn(filepath.Join(h.run, "certs")).CAFile
-	load := func(args ...string) (string, error) {
-		return hosts.Load.Run(curl, append([]string{"--silent", "--show-error", "--fail-with-body", "--max-time", "10", "--cacert", ca}, args...)...)
+	clients := map[string]*http.Client{
+		"1.1": nsClient(t, hosts.Load, "h1", ca, h.cfg.Hostname, ip),
+		"2":   nsClient(t, hosts.Load, "h2", ca, h.cfg.Hostname, ip),
 	}
 	for _, n := range []string{stack.Direct, "nginx"} {
 		port := strconv.Itoa(st.Targets[n].Ports.TLS)
-		for proto, flag := range map[string]string{"1.1": "--http1.1", "2": "--http2"} {
-			for how, url := range map[string][]string{
-				"the hostname": {"--resolve", h.cfg.Hostname + ":" + port + ":" + ip, "https://" + h.cfg.Hostname + ":" + port + "/"},
-				"the address":  {"https://" + net.JoinHostPort(ip, port) + "/"},
-			} {
-				out, err := load(append([]string{flag, "--output", "/dev/null", "--write-out", "%{http_version} %{http_code} %{size_download}"}, url...)...)
-				if want := fmt.Sprintf("%s 200 %d", proto, stack.RootBodyBytes); err != nil || out != want {
-					t.Errorf("%s over HTTP/%s by %s from the load host: %q (%v), want %q", n, proto, how, out, err, want)
+		for proto, c := range clients {
+			for how, host := range map[string]string{"the hostname": h.cfg.Hostname, "the address": ip} {
+				got, body, err := fetch(c, http.MethodGet, "https://"+net.JoinHostPort(host, port)+"/", "")
+				if err != nil || got != proto || len(body) != stack.RootBodyBytes {
+					t.Errorf("%s over HTTP/%s by %s from the load host: HTTP/%s, %d bytes (%v), want HTTP/%s, %d bytes", n, proto, how, got, len(body), err, proto, stack.RootBodyBytes)
 				}
 			}
 		}
 	}
 
-	// the agent, as a load host reads it: the token in a header file, off the command line
-	auth := filepath.Join(t.TempDir(), "auth")
-	if err := os.WriteFile(auth, []byte("Authorization: Bearer "+tf.Token+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	api := func(args ...string) []byte {
+	// the agent, as a load host reads it
+	api := func(method, path string) []byte {
 		t.Helper()
-		path := args[len(args)-1]
-		out, err := load(append(append([]string{"--header", "@" + auth}, args[:len(args)-1]...), "https://"+tf.Listen+path)...)
+		_, body, err := fetch(clients["2"], method, "https://"+tf.Listen+path, tf.Token)
 		if err != nil {
-			t.Fatalf("%v from the load host: %v: %s", args, err, out)
+			t.Fatalf("%s %s from the load host: %v", method, path, err)
 		}
-		return []byte(out)
+		return body
 	}
 	var served stack.State
-	if err := json.Unmarshal(api("/v1/state"), &served); err != nil {
+	if err := json.Unmarshal(api(http.MethodGet, "/v1/state"), &served); err != nil {
 		t.Fatal(err)
 	}
 	if served.Listen != ip || served.Targets["nginx"] == nil || served.Targets["nginx"].PID != st.Targets["nginx"].PID {
@@ -315,11 +306,11 @@ func TestStackInNamespace(t *testing.T) {
 	// the upstream's counters, read by the agent at the address: the 4 GETs of / above to
 	// direct on its TLS listener, and nginx's 4 on its cleartext one (probes at up add more)
 	var counted map[string]map[string]struct{ Requests int }
-	if err := json.Unmarshal(api("/v1/upstream/served"), &counted); err != nil || counted["tls"]["/"].Requests < 4 || counted["h1c"]["/"].Requests < 4 {
+	if err := json.Unmarshal(api(http.MethodGet, "/v1/upstream/served"), &counted); err != nil || counted["tls"]["/"].Requests < 4 || counted["h1c"]["/"].Requests < 4 {
 		t.Errorf("GET /v1/upstream/served: %+v (%v), want 4 requests of / at least on tls and on h1c", counted, err)
 	}
 	var restarted stack.Running
-	if err := json.Unmarshal(api("--max-time", "30", "--request", "POST", "/v1/targets/nginx/restart"), &restarted); err != nil {
+	if err := json.Unmarshal(api(http.MethodPost, "/v1/targets/nginx/restart"), &restarted); err != nil {
 		t.Fatal(err)
 	}
 	if restarted.PID == 0 || restarted.PID == st.Targets["nginx"].PID {
@@ -329,8 +320,10 @@ func TestStackInNamespace(t *testing.T) {
 	checkPinned(t, st, hosts.Stack.CPU)
 	checkListensOn(t, hosts.Stack, st, ip)
 	port := strconv.Itoa(st.Targets["nginx"].Ports.TLS)
-	if out, err := load("--http2", "--output", "/dev/null", "--write-out", "%{http_version} %{http_code}", "https://"+net.JoinHostPort(ip, port)+"/"); err != nil || out != "2 200" {
-		t.Errorf("nginx after its restart, over HTTP/2 by the address: %q (%v)", out, err)
+	// a new connection: the restarted nginx's
+	clients["2"].Transport.(*http.Transport).CloseIdleConnections()
+	if got, _, err := fetch(clients["2"], http.MethodGet, "https://"+net.JoinHostPort(ip, port)+"/", ""); err != nil || got != "2" {
+		t.Errorf("nginx after its restart, over HTTP/2 by the address: HTTP/%s (%v)", got, err)
 	}
 }
 
