@@ -121,6 +121,7 @@ func capacityTable(b *Bench) table {
 		ID: "capacity", Title: "Capacity at a latency goal",
 		Intro: "The highest rate of the open model (requests due on a fixed schedule, latency from when each was due) each target holds with its p99 within the goal: " +
 			"from the equal-load rate, doubled while a step holds, then bisected to within 5%. A step holds when its run is valid, no more than 1% of its requests fell behind schedule and its p99 is within the goal; each step is DURATION long. " +
+			"A step that failed in doubt (its p99 alone over the goal by less than half of it, or other processes' load over the machine's share while it ran) is tried twice more, and the majority of the three decides: one noisy step does not bound the search. " +
 			"The client's ceiling bounds the search: a target still holding there reads ≥, never a rate above what the client proved it can send.",
 		Head:  []string{"protocol", "target", "capacity req/s", "p99 at it ms", "vs direct", "steps", "bounded by"},
 		Empty: "No capacity search in this bench (MODES=capacity).",

@@ -72,3 +72,56 @@ func TestSearch(t *testing.T) {
 		}
 	})
 }
+
+// A try not held in doubt is tried twice more and the majority of the three decides: one noisy
+// try does not bound the search, a rate held once in three is not held, a second failure
+// settles it without a third, and a failure not in doubt is tried once.
+func TestSearchDoubt(t *testing.T) {
+	t.Parallel()
+	const knee = 13_000 // held below, failed (not in doubt) above
+	tests := []struct {
+		name  string
+		noisy int    // the rate whose tries go as listed
+		tries []bool // held or not (in doubt), in turn
+		want  int    // the highest rate held: found within the precision below it
+	}{
+		{"one noisy try at the start", 1000, []bool{false, true, true}, knee},
+		{"held once in three", 4000, []bool{false, true, false}, 3999},
+		{"failed twice: no third try", 4000, []bool{false, false}, 3999},
+	}
+	s := Search{First: 1000, Factor: 2, Precision: 0.05, Floor: 50}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			seen := map[int]int{}
+			f := s.Run(func(rate int) SearchStep {
+				n := seen[rate]
+				seen[rate]++
+				switch {
+				case rate == tt.noisy && n >= len(tt.tries):
+					t.Fatalf("try %d of %d req/s, want %d at most", n+1, rate, len(tt.tries))
+				case rate == tt.noisy && !tt.tries[n]:
+					return SearchStep{P99: 10.5, Why: "p99 10.5 ms over the goal of 10 ms", Doubt: "within 1.5 × the goal"}
+				case rate == tt.noisy, rate <= knee:
+					return SearchStep{P99: 5}
+				}
+				return SearchStep{P99: 80, Why: "could not sustain it"}
+			}, func() bool { return false })
+			if lo := float64(tt.want) * (1 - s.Precision); float64(f.Rate) < lo || f.Rate > tt.want {
+				t.Errorf("found %d, want %d (within %.0f%% below it); steps %+v", f.Rate, tt.want, s.Precision*100, f.Steps)
+			}
+			if seen[tt.noisy] != len(tt.tries) {
+				t.Errorf("%d tries of %d req/s, want %d", seen[tt.noisy], tt.noisy, len(tt.tries))
+			}
+			for i, st := range f.Steps {
+				again := i > 0 && f.Steps[i-1].Rate == st.Rate
+				if st.Again != again {
+					t.Errorf("try %d (%d req/s): again %v, want %v", i, st.Rate, st.Again, again)
+				}
+				if st.Rate != tt.noisy && seen[st.Rate] != 1 {
+					t.Errorf("%d req/s tried %d times: only a try in doubt is tried again", st.Rate, seen[st.Rate])
+				}
+			}
+		})
+	}
+}
