@@ -19,8 +19,9 @@ import (
 )
 
 // DialContext dials from inside the namespace, as a process there would: the socket is made on
-// a thread moved into it (setns(2)) and stays in it. The thread is left locked, so it ends with
-// its goroutine rather than go back to the runtime in the other namespace.
+// a thread moved into it (setns(2)) and stays in it, and the thread moves back before it is
+// unlocked. Not left locked in the namespace to end with its goroutine: the runtime never ends
+// the main thread, which then stays in the namespace, and the process with it (ip netns pids).
 func (n nsHost) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	type dialed struct {
 		conn net.Conn
@@ -29,18 +30,30 @@ func (n nsHost) DialContext(ctx context.Context, network, addr string) (net.Conn
 	done := make(chan dialed, 1)
 	go func() {
 		runtime.LockOSThread()
+		home, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			runtime.UnlockOSThread()
+			done <- dialed{err: fmt.Errorf("this thread's namespace: %w", err)}
+			return
+		}
+		defer home.Close()
 		ns, err := os.Open(filepath.Join("/run/netns", n.Name))
 		if err != nil {
+			runtime.UnlockOSThread()
 			done <- dialed{err: fmt.Errorf("namespace %s: %w", n.Name, err)}
 			return
 		}
 		defer ns.Close()
 		if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
 			done <- dialed{err: fmt.Errorf("setns %s: %w", n.Name, err)}
 			return
 		}
 		var d net.Dialer
 		conn, err := d.DialContext(ctx, network, addr)
+		if back := unix.Setns(int(home.Fd()), unix.CLONE_NEWNET); back == nil {
+			runtime.UnlockOSThread() // home again: the runtime may have the thread back
+		}
 		done <- dialed{conn, err}
 	}()
 	r := <-done
