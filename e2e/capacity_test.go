@@ -61,7 +61,7 @@ func TestCapacity(t *testing.T) {
 			t.Errorf("%s: capacity %d req/s at p99 %v ms (%s), want a rate held within the goal", target, c.Rate, c.P99, c.Err)
 		}
 		for _, s := range c.Steps {
-			if s.Held != (s.Why == "") || (s.Held && s.Rate > c.Rate) || s.File == "" {
+			if s.Held != (s.Why == "") || (s.Rate > c.Rate && heldByMajority(c, s.Rate)) || s.File == "" {
 				t.Errorf("%s: step %+v does not agree with the capacity %d, or has no result file", target, s, c.Rate)
 			}
 		}
@@ -90,6 +90,21 @@ func TestCapacity(t *testing.T) {
 			t.Errorf("a goal of 1 µs: step %+v, want not held for its p99", s)
 		}
 	}
+}
+
+// heldByMajority: most tries of rate held (a step in doubt is tried three times, and a rate
+// held once of three is not held).
+func heldByMajority(c report.CapacityCell, rate int) bool {
+	held, tries := 0, 0
+	for _, s := range c.Steps {
+		if s.Rate == rate {
+			tries++
+			if s.Held {
+				held++
+			}
+		}
+	}
+	return 2*held > tries
 }
 
 // lowestNotHeld is the lowest rate above the capacity that did not hold, 0 when none.
