@@ -29,8 +29,11 @@ type Run struct {
 	// the native open model).
 	Behind         *float64
 	NewConnections *float64
-	Counts         Counts
-	Plan           Plan
+	// Late is a closed model's requests that ended after its measured window, left out of its
+	// rate (nil: not a closed model).
+	Late   *float64
+	Counts Counts
+	Plan   Plan
 	// Segment: one execution segment of a split run. The plan's totals are no one instance's to
 	// judge (its share would fail them): Merge judges them on the merged run.
 	Segment bool
@@ -188,6 +191,7 @@ var eachRules = []func(Run) string{
 
 var totalsRules = []func(Run) string{
 	nothingMeasured,
+	windowTooShort,
 	requestsNotAllDone,
 	iterationsNotAllDone,
 	noChecks,
@@ -290,6 +294,28 @@ func nothingMeasured(r Run) string {
 	}
 	return "no measured " + unit(r)
 }
+
+// windowTooShort: a closed model's rate is the requests that ended inside its window over the
+// window; each connection's last request straddles an edge. When a request lasts about as long
+// as the window (an 8 MiB body at 0.5 MB/s a connection), the edges, not the target, set how
+// many ended inside: all 32 of a run can end a second after it, and its "0 MB/s" would read as
+// a figure. Two a connection in flight keep that error under about half.
+func windowTooShort(r Run) string {
+	if r.Late == nil || r.Plan.InFlight <= 0 || r.Requests == 0 {
+		return ""
+	}
+	inside := r.Requests - *r.Late
+	if inside >= windowMinPerInFlight*r.Plan.InFlight {
+		return ""
+	}
+	return fmt.Sprintf("only %s of %s %s ended inside the measured window (%s after it), under %s per request in flight (%s): "+
+		"a request lasts about as long as the window, so the rate is not measured; raise DURATION",
+		n(inside), n(r.Requests), unit(r), n(*r.Late), n(windowMinPerInFlight), n(r.Plan.InFlight))
+}
+
+// windowMinPerInFlight is the requests a closed model must end inside its window per request
+// it keeps in flight for its rate to count (windowTooShort).
+const windowMinPerInFlight = 2
 
 func requestsNotAllDone(r Run) string {
 	if m := r.Plan.MinRequests; m != nil && r.Requests < *m {

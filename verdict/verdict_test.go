@@ -110,6 +110,34 @@ func TestJudge(t *testing.T) {
 		run:  func() Run { return freshNative(1990) },
 		want: []string{"1990 requests completed, want at least 2000"},
 	}, {
+		name: "reused: a window long enough, its last requests late",
+		run: func() Run {
+			r := reusedH2()
+			r.Late = f64(512)
+			return r
+		},
+	}, {
+		name: "reused: every request of 8 MiB ended after the window",
+		run: func() Run {
+			r := reusedH2()
+			r.Requests, r.Passes, r.Late = 32, 32, f64(32)
+			r.ProtosSeen = map[string]float64{"HTTP/2.0": 32}
+			r.Plan.InFlight, r.Plan.Streams = 32, 1
+			r.Upstream = NewUpstream(120000, 120000, 32)
+			return r
+		},
+		want: []string{"only 0 of 32 requests ended inside the measured window (32 after it), under 2 per request in flight (32): " +
+			"a request lasts about as long as the window, so the rate is not measured; raise DURATION"},
+	}, {
+		name: "reused: one request a connection inside the window is still too few",
+		run: func() Run {
+			r := reusedH2()
+			r.Requests, r.Passes, r.Late = 1535, 1535, f64(512)
+			r.ProtosSeen = map[string]float64{"HTTP/2.0": 1535}
+			return r
+		},
+		want: []string{"only 1023 of 1535 requests ended inside"},
+	}, {
 		name: "idle: every connection held",
 		run:  idleH1,
 	}, {

@@ -268,7 +268,7 @@ func (r *Result) run() verdict.Run {
 		Mode: r.Mode, ExpectedProto: r.ExpectedProto, Route: r.Route,
 		Requests: r.Requests, FailedRequests: r.FailedRequests,
 		Passes: r.Checks.Passes, Fails: r.Checks.Fails,
-		ProtosSeen: r.ProtosSeen, Dropped: r.DroppedIterations, Behind: r.BehindSchedule, NewConnections: r.NewConnections,
+		ProtosSeen: r.ProtosSeen, Dropped: r.DroppedIterations, Behind: r.BehindSchedule, NewConnections: r.NewConnections, Late: r.LateRequests,
 		Segment: r.Segment != nil, Parts: len(r.Segments),
 		Upstream: r.UpstreamRequests, OfferedStreams: r.OfferedStreams, Pacing: r.Pacing, Faults: r.Faults,
 	}
