@@ -123,7 +123,7 @@ func (b *Bench) searchCapacity(ctx context.Context, p Plan, target, proto string
 // capacityStep judges one step of target's search over proto at rate, and writes it beside
 // k6's points for the curves dashboard.
 func (b *Bench) capacityStep(target, proto string, rate int, goalMS float64, res *result.Result) calibrate.SearchStep {
-	st := calibrate.SearchStep{P99: res.Latency.P99, Why: res.Held(goalMS)}
+	st := calibrate.SearchStep{P99: res.Latency.P99, Why: res.Held(goalMS), Outside: res.OutsideLoad != nil && res.OutsideLoad.Over}
 	if st.Why != "" {
 		st.Doubt = capacityDoubt(res, goalMS)
 	}

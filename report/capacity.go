@@ -162,21 +162,37 @@ func capacityTable(b *Bench) table {
 		}
 	}
 	if len(t.Rows) > 0 {
-		t.Notes = append(t.Notes, "none at this goal: not even the search's lowest rate held within it (a goal below the target's unloaded p99, or a target that fails). Every step's result is kept under capacity/.")
+		t.Notes = append(t.Notes, "none at this goal: not even the search's lowest rate held within it (a goal below the target's unloaded p99, or a target that fails). Every step's result is kept under capacity/.",
+			"steps: every run the search made; \"tried again\" counts the second and third tries of steps in doubt, \"under outside load\" the steps during which other processes took more than their share of the machine (held or not): a search leaning on either is one to repeat on a quieter machine.")
 		t.Figures = capacityCurves(b)
 	}
 	return t
 }
 
-// stepsText is how many steps the search took and how many held.
+// stepsText is how many steps the search took and how many held, then how many were a try
+// again of a step in doubt and how many ran under outside load: a search that leaned on them is
+// one to measure again on a quieter machine.
 func stepsText(c CapacityCell) string {
-	held := 0
+	held, again, outside := 0, 0, 0
 	for _, s := range c.Steps {
 		if s.Held {
 			held++
 		}
+		if s.Again {
+			again++
+		}
+		if s.Outside {
+			outside++
+		}
 	}
-	return fmt.Sprintf("%d (%d held)", len(c.Steps), held)
+	v := fmt.Sprintf("%d (%d held", len(c.Steps), held)
+	if again > 0 {
+		v += fmt.Sprintf("; %d tried again", again)
+	}
+	if outside > 0 {
+		v += fmt.Sprintf("; %d under outside load", outside)
+	}
+	return v + ")"
 }
 
 // capacityCurves: per protocol, every step's p99 against its offered rate, one line per
@@ -198,6 +214,9 @@ func capacityCurves(b *Bench) []curve {
 				title := fmt.Sprintf("%s at %s req/s: p99 %s ms", cell.Target, fmtInt(float64(s.Rate)), ms(s.P99))
 				if !s.Held {
 					title += ": " + s.Why
+				}
+				if s.Outside {
+					title += " (under outside load)"
 				}
 				l.Points = append(l.Points, curvePoint{X: float64(s.Rate), Y: s.P99, Open: !s.Held, Title: title})
 			}

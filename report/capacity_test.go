@@ -42,10 +42,15 @@ func TestCapacityReport(t *testing.T) {
 	b.AddCapacity(capacityCell("direct", 8000, false, held(4000, 1), held(8000, 3), over(16000, 30)))
 	b.AddCapacity(capacityCell("haproxy", 8000, true, held(4000, 1), held(8000, 2)))
 	b.AddCapacity(capacityCell("caddy", 0, false, over(4000, 20), over(2000, 12), over(1000, 11)))
+	again := held(5000, 9)
+	again.Again = true
+	noisy := over(5000, 12)
+	noisy.Doubt, noisy.Outside = "outside load: other processes took 20% of the machine", true
+	b.AddCapacity(capacityCell("envoy", 5000, false, held(4000, 3), noisy, again, again, over(6000, 30)))
 	b.Finish()
 
 	lines := capacityLines(b)
-	if len(lines) != 1 || lines[0].Text != "Capacity at p99 ≤ goal, HTTP/1.1 cleartext (10 ms): direct 8,000; haproxy ≥ 8,000; nginx 6,000; caddy none at this goal req/s "+
+	if len(lines) != 1 || lines[0].Text != "Capacity at p99 ≤ goal, HTTP/1.1 cleartext (10 ms): direct 8,000; haproxy ≥ 8,000; nginx 6,000; envoy 5,000; caddy none at this goal req/s "+
 		"(≥: held at 8,000 req/s, direct's capacity (the client and the upstream alone))" {
 		t.Errorf("headline %q", texts(lines))
 	}
@@ -54,6 +59,7 @@ func TestCapacityReport(t *testing.T) {
 		"HTTP/1.1 cleartext | direct | 8,000 | 3.00 | baseline | 3 (2 held) | —",
 		"HTTP/1.1 cleartext | haproxy | ≥ 8,000 | 2.00 | 100% | 2 (2 held) | direct's capacity (the client and the upstream alone) at 8,000 req/s",
 		"HTTP/1.1 cleartext | nginx | 6,000 | 5.00 | 75% | 4 (2 held) | —",
+		"HTTP/1.1 cleartext | envoy | 5,000 | 9.00 | 62% | 5 (3 held; 2 tried again; 1 under outside load) | —",
 		"HTTP/1.1 cleartext | caddy | none at this goal | — | — | 3 (0 held) | —",
 	)
 	if len(tb.Figures) != 1 {
@@ -61,14 +67,14 @@ func TestCapacityReport(t *testing.T) {
 	}
 	c := tb.Figures[0]
 	svg := c.svg(colors(b.Targets()), true)
-	for _, want := range []string{`class="goal"`, `goal: p99 ≤ 10 ms`, `data-target="nginx"`, `class="mark"`, `fill="#ffffff"`} {
+	for _, want := range []string{`class="goal"`, `goal: p99 ≤ 10 ms`, `data-target="nginx"`, `class="mark"`, `fill="#ffffff"`, `envoy at 5,000 req/s: p99 12.00 ms: p99 over the goal (under outside load)`} {
 		if !strings.Contains(svg, want) {
 			t.Errorf("the curve lacks %q", want)
 		}
 	}
 	// a mark for every target with a capacity, none for the one without
-	if n := strings.Count(svg, `class="mark"`); n != 3 {
-		t.Errorf("%d capacities marked, want 3", n)
+	if n := strings.Count(svg, `class="mark"`); n != 4 {
+		t.Errorf("%d capacities marked, want 4", n)
 	}
 	if err := xmlWellFormed(svg); err != nil {
 		t.Errorf("the curve is no well-formed SVG: %v", err)

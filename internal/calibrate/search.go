@@ -30,6 +30,9 @@ type SearchStep struct {
 	Why   string  `json:"why,omitempty"`
 	Doubt string  `json:"doubt,omitempty"`
 	Again bool    `json:"again,omitempty"`
+	// Outside: other processes took more than their share of the machine while it ran, held or
+	// not (try sets it), for the report to mark.
+	Outside bool `json:"outside_load,omitempty"`
 }
 
 // Found is what a search found: the highest rate held (0: none, down to the floor), whether
