@@ -155,7 +155,8 @@ func (s *Stack) upstreamHost() string {
 // requires of its own. An optional target that answers nothing is recorded as missing (its
 // compose profile was not started); any other that does not answer is an error. Each target's
 // process is found by the socket listening on its TLS port, so the resource sampler measures
-// it; Down never signals it.
+// it; Down never signals it. Each must negotiate the TLS profile, as under Up, and the
+// streams it offers are read.
 func (s *Stack) Attach(ctx context.Context, names []string) error {
 	old, err := s.LoadState()
 	if err != nil {
@@ -177,9 +178,14 @@ func (s *Stack) Attach(ctx context.Context, names []string) error {
 			err, filepath.Dir(certs.CAFile))
 	}
 	st := &State{Started: time.Now(), Engine: EngineCompose, Listen: s.Config.Address, Targets: map[string]*Running{}, Missing: map[string]string{}}
+	profile, tlsProfile := s.Config.TLS()
+	st.TLSProfile, st.TLS = profile, &tlsProfile
 	var errs []error
 	for _, n := range append([]string{Direct}, slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == Direct })...) {
 		r := &Running{Ports: s.Config.Targets[n], Protocols: s.protocols(n, defs[n])}
+		if def := defs[n]; def != nil {
+			r.TLSDifferences = def.TLSDifferences
+		}
 		if err := s.waitServing(ctx, r, prober, nil); err != nil {
 			if def := defs[n]; def != nil && def.Optional {
 				st.Missing[n] = LabelNotInstalled + ": not started by docker compose (optional): " + def.IfMissing
@@ -188,12 +194,18 @@ func (s *Stack) Attach(ctx context.Context, names []string) error {
 			errs = append(errs, fmt.Errorf("target %s: %w (see `docker compose logs %s`)", n, err, n))
 			continue
 		}
+		// as proven as a target `make up` started: the TLS profile negotiated, the streams offered
+		if err := s.verifyTLS(ctx, n, r, prober); err != nil {
+			errs = append(errs, fmt.Errorf("%w (its container renders its config with the TLS profile %s: the same TLS_PROFILE for compose and here?)", err, profile))
+			continue
+		}
+		s.readStreams(ctx, n, r, prober)
 		r.Version = "compose"
 		if pid, comm := PortHolder("tcp", r.Ports.TLS); pid > 0 {
 			r.Process, r.Version = Adopt(pid), "compose: "+comm
 		}
 		st.Targets[n] = r
-		s.logf("%-8s attached  pid %-7d %s", n, r.PID, r.Version)
+		s.logf("%-8s attached  pid %-7d %s%s%s", n, r.PID, r.Version, tlsSummary(r.TLS), streamsSummary(r.MaxStreams))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
