@@ -112,9 +112,10 @@ observe-up: influxd bin/observe # Start InfluxDB on 127.0.0.1:8086 (data in run/
 observe-down: bin/observe # Stop InfluxDB and Grafana, by pid (the data stays in run/influxdb)
 	bin/observe down
 
-compose-up: build bin/observe # Docker users: the same stack in containers (compose.yaml), then verified and adopted so make k6/status use it
-	$(COMPOSE) $(if $(filter bridge,$(NETWORK)),-f compose.yaml -f compose.bridge.yaml) up --build --wait
-	bin/proxybench attach -targets $(TARGETS)
+compose-up: build bin/observe # Docker users: the same stack in containers (compose.yaml), then verified and adopted so make k6/status use it (STACK_LISTEN=ip: on that address, for a load host)
+	@if [ -n "$(STACK_LISTEN)" ] && [ "$(NETWORK)" = bridge ]; then echo "compose-up: STACK_LISTEN=$(STACK_LISTEN) needs host networking (compose.yaml alone): under NETWORK=bridge the ports are published on 127.0.0.1 only; drop NETWORK=bridge, or STACK_LISTEN" >&2; exit 2; fi
+	STACK_LISTEN="$(STACK_LISTEN)" $(COMPOSE) $(if $(filter bridge,$(NETWORK)),-f compose.yaml -f compose.bridge.yaml) up --build --wait
+	bin/proxybench attach -targets "$(TARGETS)" -listen "$(STACK_LISTEN)"
 	$(if $(findstring observe,$(COMPOSE_PROFILES)),bin/observe attach)
 
 compose-down: bin/proxybench bin/observe # Stop the compose stack (every profile) and forget it
@@ -289,7 +290,7 @@ test-dashboards: build influxd # A short bench into InfluxDB, every dashboard's 
 
 # The engine, the compose plugin and the base images come from registries this machine reaches
 # (docker/): one that cannot be installed is said, and the test is skipped with its reason.
-test-compose: build influxd # compose.yaml under a private Docker engine, host and bridge networking: image built from the Dockerfile, `up --wait`, scenarios and probes, `down` leaving nothing
+test-compose: build influxd # compose.yaml under a private Docker engine, host and bridge networking: image built from the Dockerfile, `up --wait`, scenarios and probes, `down` leaving nothing; then as the stack host of two (network namespaces)
 	bash docker/install.sh || echo "test-compose: docker/install.sh failed (above): TestComposeUnderDocker will be skipped"
 	$(GO) test -count=1 -timeout 60m -v -run '^TestComposeUnderDocker$$' ./e2e
 

@@ -26,19 +26,11 @@ func TestBenchAcrossHosts(t *testing.T) {
 	h := harnessAt(t, 3350, "nginx")
 	tf := h.stackHost(t, hosts)
 
-	loadRun := t.TempDir() // empty: the load host's run directory
-	token := filepath.Join(t.TempDir(), agent.TokenName)
-	data, err := os.ReadFile(filepath.Join(h.run, agent.TokenName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(token, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	loadRun, env := h.loadHostEnv(t, tf)
 	const testid = "e2e-twohosts"
 	cmd := h.proxybenchIn(hosts.Load, "bench", "-targets", "nginx", "-modes", "reused,fresh",
 		"-protos", "h1c,h2,h3", "-testid", testid)
-	cmd.Env = append(cmd.Env, "PROXYBENCH_RUN="+loadRun, "STACK=https://"+tf.Listen, "STACK_TOKEN="+token)
+	cmd.Env = append(cmd.Env, env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	t0 := time.Now()
@@ -116,6 +108,23 @@ func TestBenchAcrossHosts(t *testing.T) {
 		}
 		checkAcrossHosts(t, "json/"+r.Target, r)
 	}
+}
+
+// loadHostEnv is the environment of a load host whose stack's agent wrote tf: STACK, and a copy
+// of the token file in a run directory of its own (returned), so that nothing of the stack
+// host's files is read.
+func (h *harness) loadHostEnv(t *testing.T, tf agent.TokenFile) (loadRun string, env []string) {
+	t.Helper()
+	loadRun = t.TempDir() // empty: the load host's run directory
+	token := filepath.Join(t.TempDir(), agent.TokenName)
+	data, err := os.ReadFile(filepath.Join(h.run, agent.TokenName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(token, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return loadRun, []string{"PROXYBENCH_RUN=" + loadRun, "STACK=https://" + tf.Listen, "STACK_TOKEN=" + token}
 }
 
 // checkAcrossHosts fails unless run r has every figure of the stack's side, which only the

@@ -101,6 +101,7 @@ func TestComposeMatchesTargets(t *testing.T) {
 	}
 	checkHealthchecks(t, p, cfg.Names())
 	checkK6Service(t, p, root)
+	checkComposeListen(t, root, cfg)
 	certsMount := func(s types.ServiceConfig) bool {
 		return slices.ContainsFunc(s.Volumes, func(v types.ServiceVolumeConfig) bool {
 			return v.Source == filepath.Join(root, "run", "certs") && v.Target == imageRun+"/certs"
@@ -349,6 +350,37 @@ func checkDockerfileInstalls(t *testing.T, root, dockerfile string) {
 // checkHealthchecks: every long-running service says when it answers, so that `docker compose
 // up --wait` returns only then: a target by `proxybench health` of itself, after direct (the
 // upstream every proxy forwards to) is healthy; InfluxDB by /ping, Grafana by /api/health.
+// checkComposeListen: STACK_LISTEN (the stack host's address, `make compose-up
+// STACK_LISTEN=<ip>`) reaches every service that listens, forwards or names an address in its
+// certificate, and without it each listens where targets.json says.
+func checkComposeListen(t *testing.T, root string, cfg *stack.Config) {
+	t.Helper()
+	const ip = "192.0.2.7"
+	for _, listen := range []string{"", ip} {
+		p := loadCompose(t, root, "STACK_LISTEN="+listen)
+		for _, n := range append(cfg.Names(), "certs") {
+			s, err := p.GetService(n)
+			if err != nil {
+				continue // TestComposeMatchesTargets says so
+			}
+			want := map[string]string{stack.ListenEnv: listen, stack.UpstreamEnv: listen}
+			switch n {
+			case "certs", stack.Direct: // a certificate, the upstream itself: no upstream
+				want[stack.UpstreamEnv] = ""
+			}
+			for k, v := range want {
+				got := ""
+				if e := s.Environment[k]; e != nil {
+					got = *e
+				}
+				if got != v {
+					t.Errorf("STACK_LISTEN=%q: service %s has %s=%q, want %q", listen, n, k, got, v)
+				}
+			}
+		}
+	}
+}
+
 func checkHealthchecks(t *testing.T, p *types.Project, targets []string) {
 	t.Helper()
 	for _, s := range p.Services {

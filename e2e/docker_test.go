@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,11 +24,21 @@ import (
 type engine struct {
 	docker string   // the docker CLI docker/install.sh installed (20.10, with the compose plugin)
 	env    []string // DOCKER_HOST and DOCKER_CONFIG of this engine
+	stop   func()   // stops dockerd, once: its data root is free for another engine then
 }
 
 // startEngine starts dockerd for this test and stops it at the end; the test is skipped, with
 // the reason, where no engine can run (engine.sh's exit status 3).
 func startEngine(t *testing.T, root string) *engine {
+	t.Helper()
+	return startEngineIn(t, root, nil)
+}
+
+// startEngineIn is startEngine with dockerd, its containerd and so every container on the
+// host's network inside ns's network namespace, pinned to its CPU (ns nil: this host's). It
+// enters the namespace by nsenter, not `ip netns exec`, which would mount a sysfs of its own
+// over /sys and hide the cgroup hierarchies runc needs.
+func startEngineIn(t *testing.T, root string, ns *nsHost) *engine {
 	t.Helper()
 	cache, err := stack.CacheDir()
 	if err != nil {
@@ -41,24 +52,31 @@ func startEngine(t *testing.T, root string) *engine {
 	script := filepath.Join(root, "docker", "engine.sh")
 	var stderr bytes.Buffer
 	cmd := exec.Command("bash", script, "start", dir)
+	if ns != nil {
+		cmd = exec.Command("nsenter", "--net=/run/netns/"+ns.Name, "taskset", "-c", strconv.Itoa(ns.CPU), "bash", script, "start", dir)
+	}
 	cmd.Env = append(os.Environ(), "PROXYBENCH_CACHE="+cache)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if exit := (*exec.ExitError)(nil); errors.As(err, &exit) && exit.ExitCode() == 3 {
 		t.Skipf("no Docker engine can start here: %s", strings.TrimSpace(stderr.String()))
 	}
-	t.Cleanup(func() {
-		stop := exec.Command("bash", script, "stop", dir)
-		stop.Env = cmd.Env
-		if out, err := stop.CombinedOutput(); err != nil {
-			t.Errorf("engine.sh stop: %v\n%s", err, out)
-		}
-		_ = os.RemoveAll(dir)
-	})
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			stop := exec.Command("bash", script, "stop", dir)
+			stop.Env = cmd.Env
+			if out, err := stop.CombinedOutput(); err != nil {
+				t.Errorf("engine.sh stop: %v\n%s", err, out)
+			}
+			_ = os.RemoveAll(dir)
+		})
+	}
+	t.Cleanup(stop)
 	if err != nil {
 		t.Fatalf("engine.sh start: %v\n%s", err, stderr.String())
 	}
-	return &engine{docker: filepath.Join(cache, "bin", "docker"), env: strings.Split(strings.TrimSpace(string(out)), "\n")}
+	return &engine{docker: filepath.Join(cache, "bin", "docker"), env: strings.Split(strings.TrimSpace(string(out)), "\n"), stop: stop}
 }
 
 // run runs the docker CLI against the engine; its output is returned whole.
@@ -83,7 +101,8 @@ func (e *engine) run(ctx context.Context, dir string, env []string, args ...stri
 // network or volume behind; then the same image under compose.bridge.yaml (bridge
 // networking, as on Docker Desktop): up --wait, its published ports verified from the host, a
 // reused and a probe scenario by the k6 service reaching the targets by name, the reused cell
-// set beside the host network's. `make test-compose` runs it (part of `make test`).
+// set beside the host network's; then the host network's stack as the stack host of two
+// (composeStackHost). `make test-compose` runs it (part of `make test`).
 func TestComposeUnderDocker(t *testing.T) {
 	h := harnessAt(t, 2300, os.Getenv("E2E_TARGETS"))
 	e := startEngine(t, h.root)
@@ -202,10 +221,19 @@ func TestComposeUnderDocker(t *testing.T) {
 		checkResult(t, "sse", r)
 		h.checkInfluxDB(t, testid, runner.K6Scenario("sse", r.Proto), results)
 	}
-	if !slices.Contains(h.cfg.Names(), "nginx") {
-		return // the k6 service's cells below are nginx's
+	if slices.Contains(h.cfg.Names(), "nginx") { // the k6 service's cells are nginx's
+		h.composeBridge(ctx, t, e, host, profiles)
 	}
+	host.close()
 
+	// the same stack as the stack host of two (issue 40), under an engine in its namespace
+	e.stop()
+	t.Run("stack host", func(t *testing.T) { h.composeStackHost(ctx, t, profiles) })
+}
+
+// composeBridge runs the k6 service against the host network's stack, then brings up the
+// bridge variant and does the same, and sets the two reused cells side by side.
+func (h *harness) composeBridge(ctx context.Context, t *testing.T, e *engine, host *composeStack, profiles []string) {
 	// One comparison per stack: runs of the k6 service that name no testid, against two
 	// targets, land under the stack's; the reused cell is the host-network figure of the NAT
 	// comparison below.
@@ -216,6 +244,7 @@ func TestComposeUnderDocker(t *testing.T) {
 	// project's network, the same ports published on 127.0.0.1 (verified from the host by
 	// attach, over every protocol: TCP and UDP), and the k6 service reaching nginx by name.
 	bridge := h.composeStack(ctx, t, e, "proxybench-e2e-bridge", profiles, true)
+	defer bridge.close()
 	bridge.up()
 	if out, err := h.proxybench(t, "attach"); err != nil {
 		t.Errorf("proxybench attach (the published ports, from the host): %v\n%s", err, out)
@@ -234,16 +263,19 @@ func TestComposeUnderDocker(t *testing.T) {
 }
 
 // composeStack is one compose project of the test: compose.yaml, with compose.bridge.yaml when
-// bridge, and an override of the test's own (its ports, certificates, results, targets file).
+// bridge, and an override of the test's own (its ports, certificates, results, targets file),
+// run with env (the profiles, STACK_LISTEN) added to the environment.
 type composeStack struct {
 	t       *testing.T
 	h       *harness
+	e       *engine
 	project string
 	compose func(args ...string) (string, error)
 	testid  string // the stack's, once up
+	closed  bool
 }
 
-func (h *harness) composeStack(ctx context.Context, t *testing.T, e *engine, project string, profiles []string, bridge bool) *composeStack {
+func (h *harness) composeStack(ctx context.Context, t *testing.T, e *engine, project string, env []string, bridge bool) *composeStack {
 	t.Helper()
 	files := []string{"compose.yaml"}
 	if bridge {
@@ -286,14 +318,11 @@ func (h *harness) composeStack(ctx context.Context, t *testing.T, e *engine, pro
 	for _, f := range append(files, overrideFile) {
 		args = append(args, "-f", f)
 	}
-	c := &composeStack{t: t, h: h, project: project}
+	c := &composeStack{t: t, h: h, e: e, project: project}
 	c.compose = func(more ...string) (string, error) {
-		return e.run(ctx, h.root, profiles, append(slices.Clone(args), more...)...)
+		return e.run(ctx, h.root, env, append(slices.Clone(args), more...)...)
 	}
-	t.Cleanup(func() {
-		c.down()
-		checkNothingLeft(t, e, project)
-	})
+	t.Cleanup(c.close)
 	if out, err := c.compose("--profile", "godoxy", "--profile", "k6", "down", "--volumes"); err != nil {
 		t.Fatalf("%s: what an earlier run left: %v\n%s", project, err, out)
 	}
@@ -321,6 +350,17 @@ func (c *composeStack) up() {
 	if err != nil || !strings.HasPrefix(c.testid, "compose-") {
 		t.Errorf("%s: the direct service wrote no testid of the stack in run/compose/testid (%q, %v)", c.project, c.testid, err)
 	}
+}
+
+// close brings the project down, if still up, and checks that nothing of it is left, once:
+// before its engine stops.
+func (c *composeStack) close() {
+	if c.closed {
+		return
+	}
+	c.closed = true
+	c.down()
+	checkNothingLeft(c.t, c.e, c.project)
 }
 
 func (c *composeStack) down() {

@@ -191,7 +191,14 @@ func (h *harness) stackHost(t *testing.T, hosts *twoHosts) agent.TokenFile {
 		t.Fatalf("proxybench up -listen %s in %s: %v\n%s", hosts.Stack.IP, hosts.Stack.Name, err, out)
 	}
 	t.Log(string(out))
+	return h.startAgent(t, hosts)
+}
 
+// startAgent starts the agent in hosts.Stack on its address and the default port (`make agent
+// STACK_LISTEN=<ip>`), serving the stack up there, and returns the token file it wrote. It
+// stops when the test ends.
+func (h *harness) startAgent(t *testing.T, hosts *twoHosts) agent.TokenFile {
+	t.Helper()
 	path := filepath.Join(h.run, agent.TokenName)
 	ag := h.proxybenchIn(hosts.Stack, "agent", "-listen", hosts.Stack.IP)
 	agentOut := &syncBuffer{}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -39,9 +40,9 @@ func (s *Stack) Exec(name string) error {
 		}
 	}
 	certs := CertsIn(filepath.Join(s.RunDir, "certs"))
-	if !certs.valid(s.Config.Hostname) {
-		return fmt.Errorf("target %s: no valid certificates for %s in %s: run `proxybench certs` first (compose's certs service)",
-			name, s.Config.Hostname, filepath.Dir(certs.CAFile))
+	if names := append([]string{s.Config.Hostname}, s.CertIPs()...); !certs.valid(names...) {
+		return fmt.Errorf("target %s: no valid certificates for %s in %s: run `proxybench certs` first (compose's certs service, with the same %s)",
+			name, strings.Join(names, " and "), filepath.Dir(certs.CAFile), ListenEnv)
 	}
 	c, err := s.command(name, def, certs)
 	if err != nil {
@@ -105,17 +106,19 @@ type Network struct {
 // point takes it: natively the stack stays on loopback, or on the stack host's address
 // (ListenOn).
 func (s *Stack) UseNetwork(ctx context.Context, n Network) error {
-	if n.Listen != "" {
-		ip := net.ParseIP(n.Listen)
+	listen := withoutPort(n.Listen)
+	if listen != "" {
+		ip := net.ParseIP(listen)
 		if ip == nil || ip.To4() == nil {
-			return fmt.Errorf("%s=%q: want an IPv4 address (0.0.0.0: every interface of the container)", ListenEnv, n.Listen)
+			return fmt.Errorf("%s=%q: want an IPv4 address: the stack host's (STACK_LISTEN), or 0.0.0.0 for every interface of the container", ListenEnv, n.Listen)
 		}
+		listen = ip.String()
 	}
 	upstream := ""
-	if n.Upstream != "" {
+	if host := withoutPort(n.Upstream); host != "" {
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		ips, err := net.DefaultResolver.LookupIP(ctx, "ip", n.Upstream)
+		ips, err := net.DefaultResolver.LookupIP(ctx, "ip", host)
 		if err == nil && len(ips) == 0 {
 			err = errors.New("no address")
 		}
@@ -130,7 +133,33 @@ func (s *Stack) UseNetwork(ctx context.Context, n Network) error {
 			}
 		}
 	}
-	s.net = Network{Listen: n.Listen, Upstream: upstream}
+	s.net = Network{Listen: listen, Upstream: upstream}
+	return nil
+}
+
+// withoutPort is spec's host: STACK_LISTEN may be ip:port, the port being the agent's.
+func withoutPort(spec string) string {
+	if h, _, err := net.SplitHostPort(spec); err == nil {
+		return h
+	}
+	return spec
+}
+
+// probeAddr is where this host reaches the targets: where they listen, or the config's address
+// when they listen on every interface (a container's, under bridge networking).
+func (s *Stack) probeAddr() string {
+	if ip := net.ParseIP(s.listenAddr()); ip != nil && ip.IsUnspecified() {
+		return s.Config.Address
+	}
+	return s.listenAddr()
+}
+
+// CertIPs are the addresses the leaf must name beyond loopback's: where the targets listen,
+// when a load host reaches them there (STACK_LISTEN).
+func (s *Stack) CertIPs() []string {
+	if a := s.probeAddr(); a != s.Config.Address {
+		return []string{a}
+	}
 	return nil
 }
 
@@ -156,7 +185,9 @@ func (s *Stack) upstreamHost() string {
 // compose profile was not started); any other that does not answer is an error. Each target's
 // process is found by the socket listening on its TLS port, so the resource sampler measures
 // it; Down never signals it. Each must negotiate the TLS profile, as under Up, and the
-// streams it offers are read.
+// streams it offers are read. The targets are probed where ListenOn says they listen (the stack
+// host's address, STACK_LISTEN), and the state records it, so that an agent serves the stack
+// to a load host as it serves a native one.
 func (s *Stack) Attach(ctx context.Context, names []string) error {
 	old, err := s.LoadState()
 	if err != nil {
@@ -172,12 +203,12 @@ func (s *Stack) Attach(ctx context.Context, names []string) error {
 		return err
 	}
 	certs := CertsIn(filepath.Join(s.RunDir, "certs"))
-	prober, err := NewProber(s.Config.Hostname, s.Config.Address, certs.CAFile)
+	prober, err := NewProber(s.Config.Hostname, s.probeAddr(), certs.CAFile)
 	if err != nil {
 		return fmt.Errorf("%w: the compose stack writes its certificates to %s (is it up? `make compose-up`)",
 			err, filepath.Dir(certs.CAFile))
 	}
-	st := &State{Started: time.Now(), Engine: EngineCompose, Listen: s.Config.Address, Targets: map[string]*Running{}, Missing: map[string]string{}}
+	st := &State{Started: time.Now(), Engine: EngineCompose, Listen: s.probeAddr(), CPUs: runtime.NumCPU(), Targets: map[string]*Running{}, Missing: map[string]string{}}
 	profile, tlsProfile := s.Config.TLS()
 	st.TLSProfile, st.TLS = profile, &tlsProfile
 	var errs []error
@@ -227,7 +258,7 @@ func (s *Stack) Healthy(ctx context.Context, name string, timeout time.Duration)
 	if err != nil {
 		return err
 	}
-	prober, err := NewProber(s.Config.Hostname, s.Config.Address, CertsIn(filepath.Join(s.RunDir, "certs")).CAFile)
+	prober, err := NewProber(s.Config.Hostname, s.probeAddr(), CertsIn(filepath.Join(s.RunDir, "certs")).CAFile)
 	if err != nil {
 		return err
 	}

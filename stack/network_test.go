@@ -10,22 +10,28 @@ import (
 	"time"
 )
 
-// TestUseNetwork: compose.bridge.yaml's settings (PROXYBENCH_LISTEN, PROXYBENCH_UPSTREAM) reach
-// what a target runs, the upstream as an address resolved once; a wrong one is refused with
-// the variable at fault named; none leaves the config's loopback address everywhere.
+// TestUseNetwork: compose's settings (PROXYBENCH_LISTEN, PROXYBENCH_UPSTREAM: compose.bridge.yaml's,
+// or compose.yaml's STACK_LISTEN) reach what a target runs, the upstream as an address resolved
+// once, and the stack host's address reaches the certificate and the probes; a wrong one is
+// refused with the variable at fault named; none leaves the config's loopback address
+// everywhere.
 func TestUseNetwork(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name           string
 		n              Network
-		listen, upAddr string // want: vars' Addr, UpstreamAddr; direct's -h1c host
-		err            string // want an error containing it
+		listen, upAddr string   // want: vars' Addr, UpstreamAddr; direct's -h1c host
+		probe          string   // want: where this host reaches the targets
+		certIPs        []string // want: the addresses the leaf names beyond loopback's
+		err            string   // want an error containing it
 	}{
-		{name: "host networking", n: Network{}, listen: "127.0.0.1", upAddr: "127.0.0.1:9000"},
-		{name: "bridge", n: Network{Listen: "0.0.0.0", Upstream: "localhost"}, listen: "0.0.0.0", upAddr: "127.0.0.1:9000"},
-		{name: "an address as the upstream", n: Network{Upstream: "10.1.2.3"}, listen: "127.0.0.1", upAddr: "10.1.2.3:9000"},
+		{name: "host networking", n: Network{}, listen: "127.0.0.1", upAddr: "127.0.0.1:9000", probe: "127.0.0.1"},
+		{name: "bridge", n: Network{Listen: "0.0.0.0", Upstream: "localhost"}, listen: "0.0.0.0", upAddr: "127.0.0.1:9000", probe: "127.0.0.1"},
+		{name: "an address as the upstream", n: Network{Upstream: "10.1.2.3"}, listen: "127.0.0.1", upAddr: "10.1.2.3:9000", probe: "127.0.0.1"},
+		{name: "the stack host's address", n: Network{Listen: "10.1.2.3", Upstream: "10.1.2.3"}, listen: "10.1.2.3", upAddr: "10.1.2.3:9000", probe: "10.1.2.3", certIPs: []string{"10.1.2.3"}},
+		{name: "with the agent's port", n: Network{Listen: "10.1.2.3:7443", Upstream: "10.1.2.3:7443"}, listen: "10.1.2.3", upAddr: "10.1.2.3:9000", probe: "10.1.2.3", certIPs: []string{"10.1.2.3"}},
 		{name: "listen on a name", n: Network{Listen: "localhost"}, err: `PROXYBENCH_LISTEN="localhost": want an IPv4 address`},
-		{name: "listen with a port", n: Network{Listen: "0.0.0.0:80"}, err: `PROXYBENCH_LISTEN="0.0.0.0:80"`},
+		{name: "listen on a name with a port", n: Network{Listen: "localhost:80"}, err: `PROXYBENCH_LISTEN="localhost:80"`},
 		{name: "listen on IPv6", n: Network{Listen: "::"}, err: `PROXYBENCH_LISTEN="::"`},
 		{name: "an upstream nobody knows", n: Network{Upstream: "no-such-service.invalid"}, err: `PROXYBENCH_UPSTREAM="no-such-service.invalid": cannot resolve`},
 	}
@@ -57,6 +63,12 @@ func TestUseNetwork(t *testing.T) {
 			}
 			if i := slices.Index(cmd.argv, "-h1c"); i < 0 || cmd.argv[i+1] != tc.listen+":9000" {
 				t.Errorf("direct's argv %v: want -h1c %s:9000", cmd.argv, tc.listen)
+			}
+			if got := s.probeAddr(); got != tc.probe {
+				t.Errorf("probeAddr %q, want %q", got, tc.probe)
+			}
+			if got := s.CertIPs(); !slices.Equal(got, tc.certIPs) {
+				t.Errorf("CertIPs %v, want %v", got, tc.certIPs)
 			}
 		})
 	}
