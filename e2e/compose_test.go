@@ -347,9 +347,6 @@ func checkDockerfileInstalls(t *testing.T, root, dockerfile string) {
 	}
 }
 
-// checkHealthchecks: every long-running service says when it answers, so that `docker compose
-// up --wait` returns only then: a target by `proxybench health` of itself, after direct (the
-// upstream every proxy forwards to) is healthy; InfluxDB by /ping, Grafana by /api/health.
 // checkComposeListen: STACK_LISTEN (the stack host's address, `make compose-up
 // STACK_LISTEN=<ip>`) reaches every service that listens, forwards or names an address in its
 // certificate, and without it each listens where targets.json says.
@@ -381,6 +378,9 @@ func checkComposeListen(t *testing.T, root string, cfg *stack.Config) {
 	}
 }
 
+// checkHealthchecks: every long-running service says when it answers, so that `docker compose
+// up --wait` returns only then: a target by `proxybench health` of itself, after direct (the
+// upstream every proxy forwards to) is healthy; InfluxDB by /ping, Grafana by /api/health.
 func checkHealthchecks(t *testing.T, p *types.Project, targets []string) {
 	t.Helper()
 	for _, s := range p.Services {

@@ -137,14 +137,6 @@ func (s *Stack) UseNetwork(ctx context.Context, n Network) error {
 	return nil
 }
 
-// withoutPort is spec's host: STACK_LISTEN may be ip:port, the port being the agent's.
-func withoutPort(spec string) string {
-	if h, _, err := net.SplitHostPort(spec); err == nil {
-		return h
-	}
-	return spec
-}
-
 // probeAddr is where this host reaches the targets: where they listen, or the config's address
 // when they listen on every interface (a container's, under bridge networking).
 func (s *Stack) probeAddr() string {
@@ -225,12 +217,10 @@ func (s *Stack) Attach(ctx context.Context, names []string) error {
 			errs = append(errs, fmt.Errorf("target %s: %w (see `docker compose logs %s`)", n, err, n))
 			continue
 		}
-		// as proven as a target `make up` started: the TLS profile negotiated, the streams offered
-		if err := s.verifyTLS(ctx, n, r, prober); err != nil {
+		if err := s.verifyServing(ctx, n, r, prober); err != nil {
 			errs = append(errs, fmt.Errorf("%w (its container renders its config with the TLS profile %s: the same TLS_PROFILE for compose and here?)", err, profile))
 			continue
 		}
-		s.readStreams(ctx, n, r, prober)
 		r.Version = "compose"
 		if pid, comm := PortHolder("tcp", r.Ports.TLS); pid > 0 {
 			r.Process, r.Version = Adopt(pid), "compose: "+comm

@@ -9,11 +9,7 @@ import (
 // address, or ip:port whose port is the agent's, not the targets' (each keeps its targets.json
 // ports). IPv4 only: the config templates write IP:PORT, and HAProxy binds QUIC as quic4@.
 func ListenIP(spec string) (string, error) {
-	host := spec
-	if h, _, err := net.SplitHostPort(spec); err == nil {
-		host = h
-	}
-	ip := net.ParseIP(host)
+	ip := net.ParseIP(withoutPort(spec))
 	switch {
 	case ip == nil || ip.To4() == nil:
 		return "", fmt.Errorf("%q: want the IPv4 address a load host reaches this host on (or ip:port, the port being the agent's)", spec)
@@ -40,4 +36,12 @@ func (s *Stack) ListenOn(spec string) error {
 	ln.Close()
 	s.net = Network{Listen: ip, Upstream: ip}
 	return nil
+}
+
+// withoutPort is spec's host: STACK_LISTEN may be ip:port, the port being the agent's.
+func withoutPort(spec string) string {
+	if h, _, err := net.SplitHostPort(spec); err == nil {
+		return h
+	}
+	return spec
 }

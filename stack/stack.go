@@ -519,10 +519,7 @@ func (s *Stack) start(ctx context.Context, name string, r *Running, argv, env []
 	t0 := time.Now()
 	err = s.waitReady(ctx, name, r, prober)
 	if err == nil {
-		err = s.verifyTLS(ctx, name, r, prober)
-	}
-	if err == nil {
-		s.readStreams(ctx, name, r, prober)
+		err = s.verifyServing(ctx, name, r, prober)
 	}
 	if err != nil {
 		// Not up means not left running either: Up only stops what made it into the state.
@@ -533,6 +530,17 @@ func (s *Stack) start(ctx context.Context, name string, r *Running, argv, env []
 		return err
 	}
 	s.logf("%-8s up   pid %-7d %-22s ready in %v%s%s", name, r.PID, r.Version, time.Since(t0).Round(time.Millisecond), tlsSummary(r.TLS), streamsSummary(r.MaxStreams))
+	return nil
+}
+
+// verifyServing holds a target that answers (verified, over every protocol) to what makes it
+// up, whoever started it: the TLS profile negotiated (verifyTLS), and the streams it offers
+// read (readStreams).
+func (s *Stack) verifyServing(ctx context.Context, name string, r *Running, prober *Prober) error {
+	if err := s.verifyTLS(ctx, name, r, prober); err != nil {
+		return err
+	}
+	s.readStreams(ctx, name, r, prober)
 	return nil
 }
 

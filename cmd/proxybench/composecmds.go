@@ -91,10 +91,8 @@ func cmdAttach(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *listen != "" {
-		if err := s.ListenOn(*listen); err != nil {
-			return fmt.Errorf("-listen (STACK_LISTEN) %w", err)
-		}
+	if err := listenOn(s, *listen); err != nil {
+		return err
 	}
 	s.ReadyTimeout = time.Minute // containers that were only just created
 	return s.Attach(ctx, names)

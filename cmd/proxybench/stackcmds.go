@@ -75,10 +75,8 @@ func cmdUp(ctx context.Context, args []string) error {
 	if s.Pin, err = parsePin(*pin); err != nil {
 		return err
 	}
-	if *listen != "" {
-		if err := s.ListenOn(*listen); err != nil {
-			return fmt.Errorf("-listen (STACK_LISTEN) %w", err)
-		}
+	if err := listenOn(s, *listen); err != nil {
+		return err
 	}
 	s.KeepGoing = stack.SelectsAll(*targets)
 	unlock, err := s.Lock("up")
@@ -94,6 +92,17 @@ func cmdUp(ctx context.Context, args []string) error {
 		return err
 	}
 	sayFailures("up", "are not up", len(names), st.Failures())
+	return nil
+}
+
+// listenOn puts the stack on the stack host's address of -listen (STACK_LISTEN), if given.
+func listenOn(s *stack.Stack, spec string) error {
+	if spec == "" {
+		return nil
+	}
+	if err := s.ListenOn(spec); err != nil {
+		return fmt.Errorf("-listen (STACK_LISTEN) %w", err)
+	}
 	return nil
 }
 
