@@ -71,6 +71,9 @@ type Runner struct {
 	// Segments splits each cell RunSegments runs over that many k6 instances (SEGMENTS); 0 or
 	// 1 is one.
 	Segments int
+	// Launcher, when set, runs those instances instead of this machine (the k6-operator's
+	// runners); nil: k6 processes here.
+	Launcher Launcher
 	// OnStart, when set, is told k6's pid as soon as k6 runs (soak follows its memory).
 	OnStart func(pid int)
 	Stdout  io.Writer

@@ -34,17 +34,17 @@ func ParseSegments(v string) (int, error) {
 	if err != nil || n < 1 || !digitsRE.MatchString(v) {
 		return 0, fmt.Errorf("SEGMENTS=%q: want a whole number of at least 1, the k6 instances one run is split over (empty or 1: one instance)", v)
 	}
-	if n > maxSegments {
-		return 0, fmt.Errorf("SEGMENTS=%d: at most %d k6 instances on one machine", n, maxSegments)
+	if n > MaxSegments {
+		return 0, fmt.Errorf("SEGMENTS=%d: at most %d k6 instances on one machine", n, MaxSegments)
 	}
 	return n, nil
 }
 
 var digitsRE = regexp.MustCompile(`^\d+$`)
 
-// maxSegments bounds the instances started on this machine: each is a whole k6 process, and
+// MaxSegments bounds the instances started on this machine: each is a whole k6 process, and
 // more than a few share its CPUs to no gain (load from other machines is the k6-operator's).
-const maxSegments = 64
+const MaxSegments = 64
 
 // CheckSegments refuses what cannot be split: a probe samples with one VU, and one VU is no
 // share of anything.
@@ -96,9 +96,9 @@ type segmentInstance struct {
 // together: each is started --paused with a REST API of its own, and once every one has its
 // VUs ready, each is resumed through PATCH /v1/status. Their results are merged (Merge) into
 // the cell's result file, and each instance's own is kept under segments/ beside it. n ≤ 1 is
-// Run.
+// Run, unless a Launcher runs the one instance elsewhere.
 func (r *Runner) RunSegments(ctx context.Context, testid string, j Job, n int) *result.Result {
-	if n <= 1 {
+	if n <= 1 && r.Launcher == nil {
 		return r.Run(ctx, testid, j)
 	}
 	j = j.resolved()
@@ -117,39 +117,27 @@ func (r *Runner) RunSegments(ctx context.Context, testid string, j Job, n int) *
 	defer cancel()
 
 	watched := r.watchRun(ctx, j)
-	var out sync.Mutex // one line at a time from the instances' interleaved output
-	insts := make([]*segmentInstance, n)
-	ports, err := freePorts(n)
-	if err != nil {
-		return fail(fmt.Errorf("k6 run %s (target %s): REST API ports for its instances: %w", j.Scenario, j.Target, err))
+	var insts []*segmentInstance
+	if r.Launcher != nil {
+		insts, err = r.launchElsewhere(runCtx, testid, j, script, segDir, n)
+	} else {
+		insts, err = r.launchHere(runCtx, testid, j, script, segDir, n)
 	}
-	for i := range n {
-		in, err := r.startSegment(runCtx, testid, j, script, segDir, i, n, ports[i], &out)
-		if err != nil {
-			cancel()
-			r.waitSegments(insts[:i])
-			return fail(fmt.Errorf("k6 run %s (target %s), segment %d/%d: %w", j.Scenario, j.Target, i+1, n, err))
-		}
-		insts[i] = in
-	}
-	if err := waitReady(runCtx, insts); err != nil {
-		cancel()
-		r.waitSegments(insts)
-		if ctx.Err() != nil {
-			return fail(fmt.Errorf("k6 run %s (target %s) interrupted: not measured", j.Scenario, j.Target))
-		}
-		return fail(fmt.Errorf("k6 run %s (target %s) split over %d instances: %w", j.Scenario, j.Target, n, err))
-	}
-	if err := resume(runCtx, insts); err != nil {
-		cancel()
-		r.waitSegments(insts)
-		return fail(fmt.Errorf("k6 run %s (target %s) split over %d instances: %w", j.Scenario, j.Target, n, err))
-	}
-	r.waitSegments(insts)
+	// interrupted, or past RUN_TIMEOUT: said as such whatever the launch's own error
 	if res := r.stopped(ctx, runCtx, testid, j, fmt.Sprintf(" split over %d instances", n)); res != nil {
 		return res
 	}
+	if err != nil {
+		return fail(fmt.Errorf("k6 run %s (target %s) split over %d instances: %w", j.Scenario, j.Target, n, err))
+	}
 
+	// the clocks are told from the first resumed: a launcher may resume them in any order
+	first := insts[0].resumed
+	for _, in := range insts {
+		if in.resumed.Before(first) {
+			first = in.resumed
+		}
+	}
 	var loaded []*result.Instance
 	var missing []string
 	for _, in := range insts {
@@ -158,7 +146,7 @@ func (r *Runner) RunSegments(ctx context.Context, testid string, j Job, n int) *
 			missing = append(missing, fmt.Sprintf("segment %d/%d: %v", in.index+1, n, err))
 			continue
 		}
-		got.ClockOffsetMs = float64(in.resumed.Sub(insts[0].resumed).Microseconds()) / 1000
+		got.ClockOffsetMs = float64(in.resumed.Sub(first).Microseconds()) / 1000
 		loaded = append(loaded, got)
 	}
 	if len(missing) > 0 {
@@ -183,18 +171,117 @@ func (r *Runner) RunSegments(ctx context.Context, testid string, j Job, n int) *
 	return res
 }
 
+// launchHere runs the n instances as k6 processes of this machine, and returns once all
+// have ended.
+func (r *Runner) launchHere(ctx context.Context, testid string, j Job, script, segDir string, n int) ([]*segmentInstance, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var out sync.Mutex // one line at a time from the instances' interleaved output
+	insts := make([]*segmentInstance, n)
+	ports, err := freePorts(n)
+	if err != nil {
+		return nil, fmt.Errorf("REST API ports for its instances: %w", err)
+	}
+	for i := range n {
+		in, err := r.startSegment(ctx, testid, j, script, segDir, i, n, ports[i], &out)
+		if err != nil {
+			cancel()
+			r.waitSegments(insts[:i])
+			return nil, fmt.Errorf("segment %d/%d: %w", i+1, n, err)
+		}
+		insts[i] = in
+	}
+	if err := waitReady(ctx, insts); err != nil {
+		cancel()
+		r.waitSegments(insts)
+		return nil, err
+	}
+	if err := resume(ctx, insts); err != nil {
+		cancel()
+		r.waitSegments(insts)
+		return nil, err
+	}
+	r.waitSegments(insts)
+	return insts, nil
+}
+
+// A Launcher runs the instances of a split run elsewhere than as processes of this machine:
+// the k6-operator's runners (cmd/proxybench k8s-run). Each instance gets what a local one
+// would: the same script, environment and flags, its own result and histograms files, and
+// Launch returns once every one has ended.
+type Launcher interface {
+	Launch(ctx context.Context, l Launch) ([]Launched, error)
+}
+
+// Launch is one split run for a Launcher.
+type Launch struct {
+	TestID string
+	Job    Job
+	// Cell names the run's files: <cell>.json, and its instances' under segments/.
+	Cell   string
+	Script string
+	// Env is what every instance's k6 gets, SUMMARY_JSON apart: Summaries[i] is instance i's.
+	Env []string
+	// Summaries and Histograms are the files instance i (0-based) must leave: its result
+	// (SUMMARY_JSON) and its --out proxybench-histograms file.
+	Summaries, Histograms []string
+}
+
+// Launched is how one instance ended: its k6's exit code and when it was resumed, by this
+// machine's clock.
+type Launched struct {
+	Exit    int
+	Resumed time.Time
+}
+
+// launchElsewhere runs the n instances through r.Launcher.
+func (r *Runner) launchElsewhere(ctx context.Context, testid string, j Job, script, segDir string, n int) ([]*segmentInstance, error) {
+	l := Launch{TestID: testid, Job: j, Cell: j.name(), Script: script}
+	insts := make([]*segmentInstance, n)
+	for i := range n {
+		insts[i] = r.newSegment(j, segDir, i, n)
+		// a file of an earlier run under this testid is never taken for this one's
+		_ = os.Remove(insts[i].summary)
+		_ = os.Remove(insts[i].hist)
+		l.Summaries = append(l.Summaries, insts[i].summary)
+		l.Histograms = append(l.Histograms, insts[i].hist)
+	}
+	l.Env = slices.DeleteFunc(append(r.Env(testid, j, ""), "SEGMENTS="+strconv.Itoa(n)), func(kv string) bool { return strings.HasPrefix(kv, "SUMMARY_JSON=") })
+	got, err := r.Launcher.Launch(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	if len(got) != n {
+		return nil, fmt.Errorf("the launcher reported %d instances of %d", len(got), n)
+	}
+	for i, in := range insts {
+		// thresholdsFailed is a run whose result says why it is invalid (collectSegment)
+		if c := got[i].Exit; c != 0 && c != thresholdsFailed {
+			in.err = fmt.Errorf("k6 exited with code %d", c)
+		}
+		in.resumed = got[i].Resumed
+		close(in.done)
+	}
+	return insts, nil
+}
+
+// newSegment is instance i of n: its files under segDir.
+func (r *Runner) newSegment(j Job, segDir string, i, n int) *segmentInstance {
+	base := fmt.Sprintf("%s.%dof%d", j.name(), i+1, n)
+	return &segmentInstance{
+		index:   i,
+		summary: filepath.Join(segDir, base+".json"),
+		hist:    filepath.Join(segDir, base+".histograms.json"),
+		done:    make(chan struct{}),
+	}
+}
+
 // SegmentsDir is the folder, beside a run's result files, of the instances' own results.
 const SegmentsDir = "segments"
 
 func (r *Runner) startSegment(ctx context.Context, testid string, j Job, script, segDir string, i, n, port int, out *sync.Mutex) (*segmentInstance, error) {
-	base := fmt.Sprintf("%s.%dof%d", j.name(), i+1, n)
-	in := &segmentInstance{
-		index:   i,
-		summary: filepath.Join(segDir, base+".json"),
-		hist:    filepath.Join(segDir, base+".histograms.json"),
-		api:     net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
-		done:    make(chan struct{}),
-	}
+	in := r.newSegment(j, segDir, i, n)
+	in.api = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	_ = os.Remove(in.summary)
 	argv := append(append(slices.Clone(r.ClientPrefix), r.K6), r.command(nil)...)
 	argv = append(argv, "--paused", "--address", in.api)
