@@ -179,22 +179,32 @@ export K6_OPERATOR_DIR
 k8s-install: # Build etcd and Kubernetes 1.34 (API server, controller manager, scheduler, kubectl) from the Go module proxy into the install cache (about 20 min the first time, then instant)
 	bash k8s/cluster/install.sh
 
-k8s-up: bin/proxybench # Start etcd, the API server, the controller manager, the scheduler and the k6-operator (K6_OPERATOR_DIR=…) on 127.0.0.1, no kubelet: KUBECONFIG=run/k8s/cluster/kubeconfig (k8s/README.md)
+# The pods' images take our bin/k6 and two small static programs of cmd/ (their sandbox's pause,
+# the starter's curl), CGO off: they run in images with no libc.
+bin/podpause bin/podcurl: bin/%: $(GO_SOURCES)
+	CGO_ENABLED=0 $(GO) build -trimpath -o $@ ./cmd/$*
+
+k8s-up: bin/proxybench # Start etcd, the API server, the controller manager, the scheduler and the k6-operator (K6_OPERATOR_DIR=…) on 127.0.0.1, no kubelet: KUBECONFIG=run/k8s/cluster/kubeconfig; NODE=1: a node too (kubelet, containerd, kube-proxy) in a network namespace of its own (k8s/README.md)
 	@bash k8s/cluster/install-operator.sh
 	bash k8s/cluster/install.sh
-	bin/proxybench k8s-up
+	$(if $(call truthy,$(NODE)),bash k8s/cluster/install-node.sh && $(MAKE) --no-print-directory bin/k6 bin/podpause bin/podcurl)
+	bin/proxybench k8s-up $(if $(call truthy,$(NODE)),-node)
+
+k8s-run: bin/k6 bin/proxybench bin/podcurl # SCENARIO split PARALLELISM ways (default 2) over the k6-operator's runners on the node of make k8s-up NODE=1, against the stack of make up STACK_LISTEN=10.232.255.1: one merged table and verdict, as make k6 SEGMENTS=n (k8s/README.md)
+	bin/proxybench k8s-run -scenario "$(SCENARIO)" -targets "$(TARGET)" -proto "$(PROTO)" -parallelism "$(or $(PARALLELISM),2)" -profile "$(PROFILE)" -testid "$(TESTID)" -- $(ARGS)
 
 k8s-down: bin/proxybench # Stop what k8s-up started, by pid
 	bin/proxybench k8s-down
 
 # Not part of make test: a cold build of Kubernetes alone would take a quarter of CI's 90 minutes.
-test-k8s: build # The TestRun make k8s writes, applied to a real API server and reconciled by the real k6-operator (K6_OPERATOR_DIR=…; builds what k8s-up needs first)
+test-k8s: build bin/podpause bin/podcurl # The TestRun make k8s writes, applied to a real API server and reconciled by the real k6-operator; then make k8s-run on a real kubelet beside make k6 SEGMENTS=2 (K6_OPERATOR_DIR=…; builds and installs what k8s-up NODE=1 needs first)
 	@bash k8s/cluster/install-operator.sh; s=$$?; \
 	if [ $$s = 2 ]; then echo "test-k8s: skipped: no k6-operator (above)"; exit 0; fi; \
-	[ $$s = 0 ] && bash k8s/cluster/install.sh && \
-	$(GO) test -count=1 -timeout 20m -v -run '^TestK8sTestRunOnTheOperator$$' ./e2e
+	[ $$s = 0 ] && bash k8s/cluster/install.sh && bin/proxybench setup -targets nginx && \
+	{ bash k8s/cluster/install-node.sh || echo "test-k8s: k8s/cluster/install-node.sh failed (above): TestK8sRunOnTheKubelet will be skipped"; } && \
+	$(GO) test -count=1 -timeout 30m -v -run '^(TestK8sTestRunOnTheOperator|TestK8sRunOnTheKubelet)$$' ./e2e
 
-.PHONY: k8s k8s-install k8s-up k8s-down test-k8s
+.PHONY: k8s k8s-install k8s-up k8s-down k8s-run test-k8s
 
 test-deps: # Install what the tests need besides Go: Debian's chromium (pinned) for the report's browser test, wrk and h2load for calibrate's
 	report/install-chromium.sh
@@ -254,7 +264,7 @@ check-go: bin/k6
 # process, and TestBenchInterrupted's signal after the last run missed under the added load.
 E2E_HEAVY := TestStackEndToEnd|TestNoEgress|TestBenchReport|TestComposeStackServes|TestCalibrate|TestSoak|TestTimingRulesOnABusyMachine|TestReusedCountsOnlyTheMeasuredWindow|TestSegmentedRuns
 # run by test-dashboards, test-compose and test-k8s
-OWN_TARGET_TESTS := TestComposeUnderDocker|TestDashboardsInGrafana|TestK8sTestRunOnTheOperator
+OWN_TARGET_TESTS := TestComposeUnderDocker|TestDashboardsInGrafana|TestK8sTestRunOnTheOperator|TestK8sRunOnTheKubelet
 TIMES := run/test-times.tsv
 
 bin/testtimes: cmd/testtimes/main.go

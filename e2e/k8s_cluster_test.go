@@ -97,7 +97,7 @@ func TestK8sTestRunOnTheOperator(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	t0 := time.Now()
-	c, err := cluster.Up(ctx, bins, filepath.Join(t.TempDir(), "cluster"), testWriter{t})
+	c, err := cluster.Up(ctx, bins, filepath.Join(t.TempDir(), "cluster"), nil, testWriter{t})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 )
 
 // offlineEnv keeps every k6 here and on the runners off the internet.
-var offlineEnv = []EnvVar{{"K6_NO_USAGE_REPORT", "true"}, {"K6_AUTO_EXTENSION_RESOLUTION", "false"}}
+var offlineEnv = []EnvVar{{Name: "K6_NO_USAGE_REPORT", Value: "true"}, {Name: "K6_AUTO_EXTENSION_RESOLUTION", Value: "false"}}
 
 // K6 is the k6 binary run here, to archive the scenario and inspect the archive.
 type K6 struct {

@@ -46,6 +46,25 @@ type Settings struct {
 	InfluxURL string
 	// Separate is spec.separate: one runner per node.
 	Separate bool
+	// Local is set for this machine's own node (make k8s-run), nil for a cluster of the user's.
+	Local *Local
+}
+
+// Local is what a TestRun for this machine's node has besides: its images are imported, never
+// pulled, and the runners see the host's files a k6 here would at the same paths (the CA, the
+// targets, the folder their results go to).
+type Local struct {
+	StarterImage string
+	Mounts       []Mount
+	// Env is added to the runners' env only, never to the archive's: values that differ from
+	// one runner to the next ($(VAR) of the pod's own env), such as SUMMARY_JSON.
+	Env []EnvVar
+}
+
+// Mount is a host path mounted at the same path in every runner.
+type Mount struct {
+	Path     string
+	Writable bool
 }
 
 // Cell is the cell the manifests are of: a probe with PROTO adds it, as the runner names results.
@@ -108,8 +127,16 @@ func checkInfluxURL(v string) error {
 
 // EnvVar is one variable of a runner's env, as a pod's container lists it.
 type EnvVar struct {
-	Name  string `yaml:"name"`
-	Value string `yaml:"value"`
+	Name      string     `yaml:"name"`
+	Value     string     `yaml:"value,omitempty"`
+	ValueFrom *EnvSource `yaml:"valueFrom,omitempty"`
+}
+
+// EnvSource is a value the pod's own object gives (its labels).
+type EnvSource struct {
+	FieldRef struct {
+		FieldPath string `yaml:"fieldPath"`
+	} `yaml:"fieldRef"`
 }
 
 // RunnerEnv is what every runner gets, and `k6 archive` as -e: the variables the scripts read
@@ -130,16 +157,16 @@ func (s Settings) RunnerEnv(getenv func(string) string) []EnvVar {
 			v = strings.TrimSpace(getenv(k))
 		}
 		if v != "" {
-			env = append(env, EnvVar{k, v})
+			env = append(env, EnvVar{Name: k, Value: v})
 		}
 	}
 	if s.Parallelism > 1 {
 		// each runner does its share of the plan: the scripts then leave the plan's totals
 		// (fresh: all REQUESTS; reused: the connections allowed) out of every runner's
 		// thresholds, which its share alone would fail (scenarios/lib/options.js segmented())
-		env = append(env, EnvVar{"SEGMENTS", strconv.Itoa(s.Parallelism)})
+		env = append(env, EnvVar{Name: "SEGMENTS", Value: strconv.Itoa(s.Parallelism)})
 	}
-	env = append(env, EnvVar{"SUMMARY_JSON", podSummary})
+	env = append(env, EnvVar{Name: "SUMMARY_JSON", Value: podSummary})
 	godebug := strings.TrimSpace(getenv("GODEBUG"))
 	if (runner.Job{Scenario: s.Scenario, Proto: s.Proto}).H1OverTLS() {
 		// the process must have it (runner.Env does the same): Go's client offers h2 by ALPN
@@ -147,7 +174,7 @@ func (s Settings) RunnerEnv(getenv func(string) string) []EnvVar {
 		godebug = strings.Trim(godebug+",http2client=0", ",")
 	}
 	if godebug != "" {
-		env = append(env, EnvVar{"GODEBUG", godebug})
+		env = append(env, EnvVar{Name: "GODEBUG", Value: godebug})
 	}
 	return env
 }

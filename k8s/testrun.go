@@ -77,6 +77,7 @@ type (
 		Script      script `yaml:"script"`
 		Arguments   string `yaml:"arguments,omitempty"`
 		Runner      pod    `yaml:"runner"`
+		Starter     *pod   `yaml:"starter,omitempty"`
 		Cleanup     string `yaml:"cleanup,omitempty"` // "post" or none
 	}
 	script struct {
@@ -86,8 +87,22 @@ type (
 		} `yaml:"configMap"`
 	}
 	pod struct {
-		Image string   `yaml:"image"`
-		Env   []EnvVar `yaml:"env"`
+		Image           string        `yaml:"image"`
+		ImagePullPolicy string        `yaml:"imagePullPolicy,omitempty"`
+		Env             []EnvVar      `yaml:"env,omitempty"`
+		Volumes         []volume      `yaml:"volumes,omitempty"`
+		VolumeMounts    []volumeMount `yaml:"volumeMounts,omitempty"`
+	}
+	volume struct {
+		Name     string `yaml:"name"`
+		HostPath struct {
+			Path string `yaml:"path"`
+		} `yaml:"hostPath"`
+	}
+	volumeMount struct {
+		Name      string `yaml:"name"`
+		MountPath string `yaml:"mountPath"`
+		ReadOnly  bool   `yaml:"readOnly,omitempty"`
 	}
 )
 
@@ -110,7 +125,10 @@ func build(s Settings, archive []byte, in inspected, env []EnvVar) (*manifests, 
 		Name:   name,
 		Labels: map[string]string{"app.kubernetes.io/part-of": "proxybench", "proxybench/scenario": s.Scenario},
 		// annotations: a testid can be longer than a label value may be
-		Annotations: map[string]string{"proxybench/testid": s.TestID, "proxybench/target-url": s.TargetURL},
+		Annotations: map[string]string{"proxybench/testid": s.TestID},
+	}
+	if s.TargetURL != "" { // on our own node the runners take the target from TARGETS_FILE
+		meta.Annotations["proxybench/target-url"] = s.TargetURL
 	}
 	cm, err := newConfigMap(meta, s.Scenario, archive)
 	if err != nil {
@@ -135,6 +153,17 @@ func build(s Settings, archive []byte, in inspected, env []EnvVar) (*manifests, 
 	spec.Arguments = args
 	spec.Runner.Image = s.Image
 	spec.Runner.Env = slices.Concat(offlineEnv, env)
+	if l := s.Local; l != nil {
+		spec.Runner.Env = append(spec.Runner.Env, l.Env...)
+		spec.Runner.ImagePullPolicy = "Never"
+		for i, m := range l.Mounts {
+			v := volume{Name: fmt.Sprintf("host-%d", i)}
+			v.HostPath.Path = m.Path
+			spec.Runner.Volumes = append(spec.Runner.Volumes, v)
+			spec.Runner.VolumeMounts = append(spec.Runner.VolumeMounts, volumeMount{Name: v.Name, MountPath: m.Path, ReadOnly: !m.Writable})
+		}
+		spec.Starter = &pod{Image: l.StarterImage, ImagePullPolicy: "Never"}
+	}
 	if s.InfluxURL != "" {
 		// once the test is over the operator deletes the TestRun and all it made (jobs, pods,
 		// their logs); the ConfigMap is ours and stays. Without InfluxDB the runners' logs are

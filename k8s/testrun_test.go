@@ -224,3 +224,42 @@ func TestManifestsRefuse(t *testing.T) {
 		})
 	}
 }
+
+// On this machine's node (Settings.Local) the runners see the host's files at their own paths,
+// name their result files after their Job, and pull no image; the schema takes all of it.
+func TestLocalTestRun(t *testing.T) {
+	s := validSettings()
+	s.Local = &Local{
+		StarterImage: "proxybench.local/k6:abc",
+		Mounts:       []Mount{{Path: "/srv/ca.pem"}, {Path: "/srv/results/segments", Writable: true}},
+		Env:          []EnvVar{{Name: "SUMMARY_JSON", Value: "/srv/results/segments/$(JOB_NAME).json"}},
+	}
+	m, err := build(s, []byte("an archive"), inspected{MaxVUs: 32}, s.RunnerEnv(getenv(nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := compileTestRunSchema(t).Validate(asJSON(t, m.TestRun)); err != nil {
+		t.Errorf("the TestRun does not fit k8s/testrun.schema.json:\n%v", err)
+	}
+	spec := m.TestRun.Spec
+	if spec.Runner.ImagePullPolicy != "Never" || spec.Starter == nil || spec.Starter.ImagePullPolicy != "Never" || spec.Starter.Image != s.Local.StarterImage {
+		t.Errorf("runner pull policy %q, starter %+v: want Never and the starter image %s", spec.Runner.ImagePullPolicy, spec.Starter, s.Local.StarterImage)
+	}
+	for i, want := range []volumeMount{{Name: "host-0", MountPath: "/srv/ca.pem", ReadOnly: true}, {Name: "host-1", MountPath: "/srv/results/segments"}} {
+		if i >= len(spec.Runner.VolumeMounts) || spec.Runner.VolumeMounts[i] != want {
+			t.Errorf("volume mount %d: got %+v, want %+v", i, spec.Runner.VolumeMounts, want)
+		} else if spec.Runner.Volumes[i].HostPath.Path != want.MountPath {
+			t.Errorf("volume %d: host path %q, want %q", i, spec.Runner.Volumes[i].HostPath.Path, want.MountPath)
+		}
+	}
+	// the summary's path names the pod's Job: only the runners' env has it, never the archive's
+	var last EnvVar
+	for _, e := range spec.Runner.Env {
+		if e.Name == "SUMMARY_JSON" {
+			last = e
+		}
+	}
+	if last.Value != s.Local.Env[0].Value {
+		t.Errorf("SUMMARY_JSON the runners see last: %q, want %q", last.Value, s.Local.Env[0].Value)
+	}
+}

@@ -22,7 +22,7 @@ const scriptTimeout = 5 * time.Minute
 // Go toolchain, each arch's).
 func Others(root string) []string {
 	var scripts []string
-	for _, p := range []string{"observe/install-influxdb.sh", "report/install-chromium.sh", "docker/install.sh", "docker/base-images.sh", "lint/install.sh", "k8s/cluster/install.sh", "k8s/cluster/install-operator.sh"} {
+	for _, p := range []string{"observe/install-influxdb.sh", "report/install-chromium.sh", "docker/install.sh", "docker/base-images.sh", "lint/install.sh", "k8s/cluster/install.sh", "k8s/cluster/install-node.sh", "k8s/cluster/install-operator.sh"} {
 		scripts = append(scripts, filepath.Join(root, p))
 	}
 	return scripts

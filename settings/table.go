@@ -12,13 +12,13 @@ var (
 // SETTINGS.md's table (held to it by a test) and, with Script, in every k6 run's environment.
 var table = []Setting{
 	// what runs, against what
-	{Name: "SCENARIO", Kind: Text, Help: "the scenario: a script of scenarios/ without .js", Commands: []string{"k6", "k6-cloud", "k8s"}},
-	{Name: "TARGET", Kind: Text, Default: "all", Help: "the target: all running ones, or a name of targets.json (soak: exactly one)", Commands: []string{"k6", "k6-cloud", "soak", "calibrate", "k8s"}, Script: true},
+	{Name: "SCENARIO", Kind: Text, Help: "the scenario: a script of scenarios/ without .js", Commands: []string{"k6", "k6-cloud", "k8s", "k8s-run"}},
+	{Name: "TARGET", Kind: Text, Default: "all", Help: "the target: all running ones, or a name of targets.json (soak: exactly one)", Commands: []string{"k6", "k6-cloud", "soak", "calibrate", "k8s", "k8s-run"}, Script: true},
 	{Name: "TARGETS", Kind: Text, Default: "all", Help: "the targets brought up: all, or a comma-separated list of names", Commands: []string{"setup", "up", "bench", "compose-up"}, Local: true},
-	{Name: "PROFILE", Kind: Choice, Values: scenarios.ProfileNames(), Default: scenarios.DefaultProfile(), Help: "the load profile: quick look, figures worth comparing, limits (soak: stress)", Commands: []string{"k6", "bench", "k6-cloud", "k8s"}, Script: true},
-	{Name: "PROTO", Kind: Choice, Values: []string{"h1", "h1c", "h2", "h3"}, Help: "the protocol of a probe or of bodies-down and bodies-up (default: each it runs over); soak's, default h1c", Commands: []string{"k6", "k6-cloud", "soak", "k8s"}, Script: true},
+	{Name: "PROFILE", Kind: Choice, Values: scenarios.ProfileNames(), Default: scenarios.DefaultProfile(), Help: "the load profile: quick look, figures worth comparing, limits (soak: stress)", Commands: []string{"k6", "bench", "k6-cloud", "k8s", "k8s-run"}, Script: true},
+	{Name: "PROTO", Kind: Choice, Values: []string{"h1", "h1c", "h2", "h3"}, Help: "the protocol of a probe or of bodies-down and bodies-up (default: each it runs over); soak's, default h1c", Commands: []string{"k6", "k6-cloud", "soak", "k8s", "k8s-run"}, Script: true},
 	{Name: "TESTID", Kind: Text, DefaultIs: "a timestamp", Help: "tags every run and names results/<testid>/", Commands: anywhere, Script: true},
-	{Name: "ARGS", Kind: Text, Help: "extra k6 flags, passed through", Commands: []string{"k6", "k6-cloud", "bench", "soak", "calibrate"}},
+	{Name: "ARGS", Kind: Text, Help: "extra k6 flags, passed through", Commands: []string{"k6", "k6-cloud", "bench", "soak", "calibrate", "k8s-run"}},
 	// bench and calibrate
 	{Name: "PROTOS", Kind: List, Values: []string{"h1", "h1c", "h2", "h3"}, Default: "all", Help: "the protocols of the matrix (calibrate: h1c, h1, h2)", Commands: []string{"bench", "calibrate"}, Local: true},
 	{Name: "MODES", Kind: List, Values: []string{"reused", "fresh", "probe", "capacity", "idle", "connections", "bodies", "open"}, Default: "all", Help: "what bench runs: reused, fresh, probe, capacity (all of them), and the sweeps only when named: idle, connections, bodies (calibrate: reused, fresh, open)", Commands: []string{"bench", "calibrate"}, Local: true},
@@ -34,7 +34,7 @@ var table = []Setting{
 	{Name: "PIN", Kind: Text, Help: "CPU pinning: auto, or client=0-3,proxy=4-5,upstream=6-7 (kernel CPU lists; 3 CPUs or more)", Commands: []string{"up", "bench"}, Local: true},
 	{Name: "CALIBRATE_SECONDS", Kind: Text, Default: "3", Help: "seconds per client of bench's calibration against wrk/h2load on direct (0: none)", Commands: []string{"bench"}, Local: true},
 	{Name: "CLIENT", Kind: Choice, Values: []string{"native", "k6"}, Default: "native", Help: "what drives reused and fresh h1c/h1/h2 and equal-load h1c/h1/h2: our native Go loop, or the k6/http scripts", Commands: run, Local: true},
-	{Name: "RUN_TIMEOUT", Kind: Duration, DefaultIs: "5m + DURATION + WARMUP", Help: "a k6 run not ended by then is stopped as hung (0: never)", Commands: []string{"k6", "bench"}, Local: true},
+	{Name: "RUN_TIMEOUT", Kind: Duration, DefaultIs: "5m + DURATION + WARMUP", Help: "a k6 run not ended by then is stopped as hung (0: never)", Commands: []string{"k6", "bench", "k8s-run"}, Local: true},
 	{Name: "SEGMENTS", Kind: Count, Default: "1", Help: "one run split over N k6 instances started together, merged into one result (not probes)", Commands: []string{"k6"}, Local: true, Script: true},
 	// the scenario knobs
 	{Name: "DURATION", Knob: true, Kind: Duration, Profile: "duration", Help: "measured time of a reused, probe or equal-load run", Commands: anywhere, Script: true},
@@ -66,10 +66,11 @@ var table = []Setting{
 	{Name: "MODE", Kind: Choice, Values: []string{"local", "cloud"}, Default: "local", Help: "k6-cloud: run here streaming to k6 cloud, or on Grafana's load generators", Commands: []string{"k6-cloud"}},
 	{Name: "TARGET_URL", Kind: Text, Help: "a remote target's base URL (k6-cloud MODE=cloud, k8s; the scripts without make)", Commands: []string{"k6-cloud", "k8s"}, Script: true},
 	{Name: "K6_CLOUD_PROJECT_ID", Kind: Text, Help: "the k6 cloud project (with K6_CLOUD_TOKEN and K6_CLOUD_STACK_ID, or bin/k6 cloud login)", Commands: []string{"k6-cloud"}, Script: true},
-	{Name: "PARALLELISM", Kind: Count, Help: "k8s: the runners a TestRun splits the scenario over", Commands: []string{"k8s"}},
+	{Name: "PARALLELISM", Kind: Count, Help: "k8s, k8s-run: the runners a TestRun splits the scenario over", Commands: []string{"k8s", "k8s-run"}},
 	{Name: "IMAGE", Kind: Text, Help: "k8s: the runner image (k8s/runner.Dockerfile)", Commands: []string{"k8s"}},
 	{Name: "INFLUXDB_URL", Kind: Text, Help: "k8s: the InfluxDB the runners stream into", Commands: []string{"k8s"}},
 	{Name: "SEPARATE", Kind: Switch, Help: "k8s: each runner on a node of its own", Commands: []string{"k8s"}},
+	{Name: "NODE", Kind: Switch, Help: "k8s-up: a node too (kubelet, containerd, kube-proxy) in a network namespace of its own, for k8s-run", Commands: []string{"k8s-up"}},
 	{Name: "K6_OPERATOR_DIR", Kind: Text, Help: "the k6-operator to install for k8s-up and test-k8s: a folder with manager-v1.6.0-linux-amd64.xz and crd/ (no registry serves it)", Commands: []string{"k8s-up", "test-k8s"}, Local: true},
 	// saved runs
 	{Name: "ID", Kind: Text, Help: "a saved run: a folder of results/", Commands: []string{"table", "report"}},

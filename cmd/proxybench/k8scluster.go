@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,8 +24,13 @@ func clusterDir() (string, error) {
 }
 
 func cmdK8sUp(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return fmt.Errorf("unexpected arguments %q: k8s-up takes none", args)
+	fs := flag.NewFlagSet("k8s-up", flag.ContinueOnError)
+	withNode := fs.Bool("node", false, "run a node too (kubelet, containerd, kube-proxy) in a network namespace of its own, with our images")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q: k8s-up takes only -node", fs.Args())
 	}
 	dir, err := clusterDir()
 	if err != nil {
@@ -49,12 +55,22 @@ func cmdK8sUp(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	var node *cluster.NodeOptions
+	if *withNode {
+		if node, err = nodeOptions(cache); err != nil {
+			return err
+		}
+	}
 	t0 := time.Now()
-	c, err := cluster.Up(ctx, bins, dir, os.Stdout)
+	c, err := cluster.Up(ctx, bins, dir, node, os.Stdout)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("k8s: up in %.1f s: API server %s, no kubelet (pods stay Pending); logs in %s\n", time.Since(t0).Seconds(), c.Server, dir)
+	if node != nil {
+		fmt.Printf("k8s: up in %.1f s: API server %s, node %s; the stack for its pods: make up STACK_LISTEN=%s; logs in %s\n", time.Since(t0).Seconds(), c.Server, c.Node.Netns, cluster.HostIP, dir)
+	} else {
+		fmt.Printf("k8s: up in %.1f s: API server %s, no kubelet (pods stay Pending); logs in %s\n", time.Since(t0).Seconds(), c.Server, dir)
+	}
 	fmt.Printf("  export KUBECONFIG=%s   then: kubectl apply --server-side -f run/k8s/<testid>/<scenario>/; make k8s-down stops it\n", c.Kubeconfig)
 	return nil
 }

@@ -9,7 +9,8 @@
 //	proxybench k6        -scenario NAME [-targets all] [-proto h1|h1c|h2|h3] [-segments N] [-profile smoke] [-testid ID] [-- k6 flags]
 //	proxybench k6-cloud  -scenario NAME -mode local|cloud [-target-url URL] [-proto P] [-- k6 flags]
 //	proxybench k8s       -scenario NAME -parallelism N -image REF -target-url URL [-target NAME] [-influxdb-url URL] [-proto P] [-out DIR]
-//	proxybench k8s-up                           (a Kubernetes control plane and the k6-operator on loopback: run/k8s/cluster)
+//	proxybench k8s-up    [-node]                (a Kubernetes control plane and the k6-operator on loopback: run/k8s/cluster; -node: a kubelet too)
+//	proxybench k8s-run   -scenario NAME [-targets all] [-parallelism 2] [-proto P] [-profile smoke] [-testid ID] [-- k6 flags]
 //	proxybench k8s-down
 //	proxybench bench     [-targets all] [-profile smoke] [-protos h1,h1c,h2,h3] [-modes reused,fresh,probe]
 //	                     [-runs N] [-dashboard] [-restart] [-pin SPEC] [-calibrate-seconds 3] [-check] [-testid ID] [-- k6 flags]
@@ -55,8 +56,9 @@ var commands = map[string]func(ctx context.Context, args []string) error{
 	"pins":      cmdPins,
 	"report":    cmdReport, "compare": cmdCompare, // reportcmds.go
 	"certs": cmdCerts, "exec": cmdExec, "health": cmdHealth, "attach": cmdAttach, // the compose engine
-	"k8s":      cmdK8s,   // k8s.go: a k6-operator TestRun and its ConfigMap
-	"k8s-up":   cmdK8sUp, // k8scluster.go: a control plane and the operator on loopback
+	"k8s":      cmdK8s,    // k8s.go: a k6-operator TestRun and its ConfigMap
+	"k8s-up":   cmdK8sUp,  // k8scluster.go: a control plane and the operator on loopback
+	"k8s-run":  cmdK8sRun, // k8srun.go: a cell split over the operator's runners on our node
 	"k8s-down": cmdK8sDown,
 	"settings": cmdSettings, // settingscmd.go: every setting (make help), -markdown SETTINGS.md's table
 	"agent":    cmdAgent,    // agentcmd.go: the stack served to a load host over HTTPS

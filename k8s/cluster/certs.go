@@ -36,6 +36,9 @@ type pki struct {
 	SAPub     string // its public half, which checks them
 	// the clients of the API server: the user is the CommonName, the groups the Organization
 	Admin, ControllerManager, Scheduler pair
+	// a node's: the kubelet as the API server's client and as a server (logs, exec), kube-proxy,
+	// and the API server as the kubelet's client
+	Kubelet, KubeletServing, KubeProxy, APIServerKubelet pair
 }
 
 type pair struct{ Cert, Key string }
@@ -49,6 +52,8 @@ func pkiNames() pki {
 		APIServer: p("apiserver"), Etcd: p("etcd"), EtcdPeer: p("apiserver-etcd-client"),
 		SAKey: filepath.Join("pki", "sa.key"), SAPub: filepath.Join("pki", "sa.pub"),
 		Admin: p("admin"), ControllerManager: p("controller-manager"), Scheduler: p("scheduler"),
+		Kubelet: p("kubelet"), KubeletServing: p("kubelet-serving"), KubeProxy: p("kube-proxy"),
+		APIServerKubelet: p("apiserver-kubelet-client"),
 	}
 }
 
@@ -60,7 +65,7 @@ func writeCerts(dir string) (pki, error) {
 	}
 	// the CA's own leaf is the API server's: every name a client inside or outside reaches it by
 	a, err := localca.New("proxybench k8s CA", []string{
-		"127.0.0.1", "localhost", "kubernetes",
+		"127.0.0.1", HostIP, "localhost", "kubernetes",
 		"kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", serviceIP,
 	}, certsFor, certsFor)
 	if err != nil {
@@ -84,6 +89,11 @@ func writeCerts(dir string) (pki, error) {
 		// the users the API server's default RBAC roles are bound to
 		{names.ControllerManager, localca.Leaf{Subject: pkix.Name{CommonName: "system:kube-controller-manager"}, Usage: clientAuth}},
 		{names.Scheduler, localca.Leaf{Subject: pkix.Name{CommonName: "system:kube-scheduler"}, Usage: clientAuth}},
+		// the Node authorizer knows a kubelet by this user and group
+		{names.Kubelet, localca.Leaf{Subject: pkix.Name{CommonName: "system:node:" + nodeName, Organization: []string{"system:nodes"}}, Usage: clientAuth}},
+		{names.KubeletServing, localca.Leaf{Subject: pkix.Name{CommonName: nodeName}, Hosts: []string{nodeIP}, Usage: serverAuth}},
+		{names.KubeProxy, localca.Leaf{Subject: pkix.Name{CommonName: "system:kube-proxy"}, Usage: clientAuth}},
+		{names.APIServerKubelet, localca.Leaf{Subject: pkix.Name{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"system:masters"}}, Usage: clientAuth}},
 	} {
 		l.leaf.For = certsFor
 		issued, err := a.Issue(l.leaf)

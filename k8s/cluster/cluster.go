@@ -2,7 +2,8 @@
 // controller beside it, so that what `make k8s` writes meets a real API server and the real
 // operator: etcd, kube-apiserver, kube-controller-manager and kube-scheduler (built by
 // install.sh), certificates of a CA of its own, and the operator's `manager` run out of the
-// cluster (install-operator.sh). There is no kubelet: pods are created and stay Pending.
+// cluster (install-operator.sh). Without a node, pods are created and stay Pending; with one
+// (node.go: containerd, the kubelet and kube-proxy in a network namespace of their own), they run.
 //
 // `make k8s-up` and `make k8s-down` call it (cmd/proxybench), and so does e2e's test of a
 // TestRun; every process is started in its own process group and stopped by pid.
@@ -72,6 +73,7 @@ type Cluster struct {
 	Kubeconfig string      `json:"kubeconfig"` // the admin's
 	Kubectl    string      `json:"kubectl"`
 	Components []Component `json:"components"` // in the order started
+	Node       *Node       `json:"node,omitempty"`
 }
 
 func statePath(dir string) string { return filepath.Join(dir, "state.json") }
@@ -106,11 +108,34 @@ func (c *Cluster) Alive() bool {
 
 // Down stops every component by pid, the last started first (the operator before the API
 // server it talks to, etcd last), and removes the state file. The folder stays, with the logs.
+//
+// With a node, the pods' processes and containerd's shims are killed before containerd stops,
+// and once every process is gone the node's teardown undoes what it made outside the folder.
 func (c *Cluster) Down() error {
 	var errs []error
+	if c.Node != nil && c.Alive() {
+		// the kubelet stops the pods it runs and their sandboxes, which returns their addresses
+		// and the CNI's records; anything left is killed below
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		_, _ = c.Run(ctx, "delete", "pods", "--all", "--all-namespaces", "--wait", "--timeout=60s")
+		cancel()
+	}
 	for _, p := range slices.Backward(c.Components) {
+		if c.Node != nil && p.Name == "containerd" {
+			if err := c.Node.stopNodeWorkloads(c.Dir); err != nil {
+				errs = append(errs, err)
+			}
+		}
 		if err := p.Stop(10 * time.Second); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", p.Name, err))
+		}
+	}
+	if c.Node != nil {
+		if err := c.Node.stopNodeWorkloads(c.Dir); err != nil {
+			errs = append(errs, err)
+		}
+		if err := c.Node.teardown(c.Dir); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -10,6 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 # shellcheck source-path=SCRIPTDIR
 . ../../proxies/pins.sh
+# shellcheck source-path=SCRIPTDIR
+. kube-build.sh
 
 # the versions are kube/go.mod's requirements: one place to bump them
 required() { awk -v m="$1" '$1 == m && $2 ~ /^v/ { print $2; exit }' kube/go.mod; }
@@ -46,16 +48,9 @@ if [ "$(installed)" != "$want" ]; then
   tmpbin="$dir/bin.tmp.$$"
   trap 'rm -rf "$tmpbin"' EXIT
   mkdir -p "$tmpbin"
-  # the version Kubernetes' own build stamps (hack/lib/version.sh), which `--version` reports
-  minor="${kube_version#v1.}"
-  ldflags="-s -w"
-  for p in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
-    ldflags="$ldflags -X $p.gitVersion=$kube_version -X $p.gitMajor=1 -X $p.gitMinor=${minor%%.*}"
-  done
+  kube_build "$kube_version" "$tmpbin" "${kube_bins[@]}" kubectl
   # -mod=readonly: kube/go.mod and go.sum as committed, nothing resolved anew
   export CGO_ENABLED=0 GOFLAGS=-mod=readonly GOWORK=off
-  (cd kube && nice -n 19 go build -trimpath -ldflags "$ldflags" -o "$tmpbin/" \
-    "${kube_bins[@]/#/k8s.io/kubernetes/cmd/}" k8s.io/kubernetes/cmd/kubectl)
   (cd kube && nice -n 19 go build -trimpath -ldflags "-s -w" -o "$tmpbin/etcd" go.etcd.io/etcd/server/v3)
   mkdir -p "$dir/bin"
   for b in "${kube_bins[@]}" kubectl etcd; do

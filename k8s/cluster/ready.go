@@ -200,3 +200,34 @@ func containsAll(s string, words []string) bool {
 	}
 	return true
 }
+
+// nodeReady: the kubelet has registered the Node, which reports Ready and carries no taint
+// (a pressure taint keeps every pod off it).
+func (c *client) nodeReady(name string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		var n struct {
+			Spec struct {
+				Taints []struct{ Key, Effect string } `json:"taints"`
+			} `json:"spec"`
+			Status struct {
+				Conditions []struct{ Type, Status, Reason, Message string } `json:"conditions"`
+			} `json:"status"`
+		}
+		if err := c.get(ctx, "/api/v1/nodes/"+name, &n); err != nil {
+			return err
+		}
+		if len(n.Spec.Taints) > 0 {
+			t := n.Spec.Taints[0]
+			return fmt.Errorf("node %s is tainted %s:%s", name, t.Key, t.Effect)
+		}
+		for _, cond := range n.Status.Conditions {
+			if cond.Type == "Ready" {
+				if cond.Status == "True" {
+					return nil
+				}
+				return fmt.Errorf("node %s is not Ready: %s: %s", name, cond.Reason, cond.Message)
+			}
+		}
+		return fmt.Errorf("node %s reports no Ready condition yet", name)
+	}
+}

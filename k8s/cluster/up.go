@@ -17,6 +17,7 @@ import (
 type step struct {
 	name  string
 	argv  []string
+	env   []string // added to ours
 	ready func(ctx context.Context) error
 	limit time.Duration
 }
@@ -27,7 +28,12 @@ type step struct {
 // operator's CRDs established and its controller's workers started. Each step is said on
 // progress. On failure, every component started is stopped again, and the error names the
 // step, with the last lines of its log.
-func Up(ctx context.Context, b Binaries, dir string, progress io.Writer) (*Cluster, error) {
+//
+// With node (make k8s-up NODE=1), a node runs too, in a network namespace of its own
+// (node.go): the API server listens on the host's end of its veth (HostIP) instead of
+// 127.0.0.1, containerd gets node's images, and Up returns once the Node is Ready and
+// kube-proxy serves.
+func Up(ctx context.Context, b Binaries, dir string, node *NodeOptions, progress io.Writer) (*Cluster, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
 	}
@@ -44,14 +50,48 @@ func Up(ctx context.Context, b Binaries, dir string, progress io.Writer) (*Clust
 	}
 	etcdURL := "https://127.0.0.1:" + strconv.Itoa(ports[0])
 	peerURL := "http://127.0.0.1:" + strconv.Itoa(ports[1])
+	apiIP, authz := "127.0.0.1", "RBAC"
+	if node != nil {
+		// the Node authorizer lets a kubelet touch its own Node and pods only
+		apiIP, authz = HostIP, "Node,RBAC"
+	}
 	c := &Cluster{
-		Dir: dir, Server: "https://127.0.0.1:" + strconv.Itoa(ports[2]),
+		Dir: dir, Server: "https://" + apiIP + ":" + strconv.Itoa(ports[2]),
 		Kubeconfig: filepath.Join(dir, "kubeconfig"), Kubectl: b.Kubectl,
+	}
+	up := false
+	defer func() {
+		if !up {
+			_ = c.Down()
+		}
+	}()
+	if node != nil {
+		// kept before anything is made outside the folder, so that Down finds it
+		c.Node = newNode(dir)
+		if err := c.Node.keepSysctls(); err != nil {
+			return nil, err
+		}
+		c.Node.keepOutside()
+		if err := c.save(); err != nil {
+			return nil, err
+		}
+		if err := c.Node.setupNetwork(ctx); err != nil {
+			return nil, err
+		}
+		if err := writeOperatorToken(dir); err != nil {
+			return nil, err
+		}
 	}
 	for _, k := range []struct {
 		name   string
 		client pair
-	}{{"kubeconfig", certs.Admin}, {"controller-manager.kubeconfig", certs.ControllerManager}, {"scheduler.kubeconfig", certs.Scheduler}} {
+	}{
+		{"kubeconfig", certs.Admin},
+		{"controller-manager.kubeconfig", certs.ControllerManager},
+		{"scheduler.kubeconfig", certs.Scheduler},
+		{"kubelet.kubeconfig", certs.Kubelet},
+		{"kube-proxy.kubeconfig", certs.KubeProxy},
+	} {
 		if err := writeKubeconfig(dir, k.name, c.Server, certs.CA, k.client); err != nil {
 			return nil, err
 		}
@@ -79,20 +119,20 @@ func Up(ctx context.Context, b Binaries, dir string, progress io.Writer) (*Clust
 			// on every write only makes the API server time out
 			"--unsafe-no-fsync",
 		}},
-		{name: "kube-apiserver", limit: 2 * time.Minute, ready: api.ready, argv: []string{
+		{name: "kube-apiserver", limit: 2 * time.Minute, ready: api.ready, argv: append([]string{
 			b.APIServer,
-			"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port=" + strconv.Itoa(ports[2]),
+			"--bind-address=" + apiIP, "--advertise-address=" + apiIP, "--secure-port=" + strconv.Itoa(ports[2]),
 			"--etcd-servers=" + etcdURL, "--etcd-cafile=" + abs(certs.CA),
 			"--etcd-certfile=" + abs(certs.EtcdPeer.Cert), "--etcd-keyfile=" + abs(certs.EtcdPeer.Key),
 			"--tls-cert-file=" + abs(certs.APIServer.Cert), "--tls-private-key-file=" + abs(certs.APIServer.Key),
-			"--client-ca-file=" + abs(certs.CA), "--authorization-mode=RBAC",
+			"--client-ca-file=" + abs(certs.CA), "--authorization-mode=" + authz,
 			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 			"--service-account-key-file=" + abs(certs.SAPub), "--service-account-signing-key-file=" + abs(certs.SAKey),
 			"--service-cluster-ip-range=" + serviceRange,
 			// Endpoints may not hold a loopback address: the kubernetes Service gets none, which
-			// nothing here needs (no pod runs)
+			// nothing here needs (the operator's in-cluster client is given the address itself)
 			"--endpoint-reconciler-type=none", "--profiling=false",
-		}},
+		}, nodeAPIServerArgs(dir, certs, node)...)},
 		{name: "kube-controller-manager", limit: time.Minute, ready: api.leaseHeld("kube-controller-manager"), argv: []string{
 			b.ControllerManager,
 			"--kubeconfig=" + abs("controller-manager.kubeconfig"), "--secure-port=0",
@@ -104,22 +144,19 @@ func Up(ctx context.Context, b Binaries, dir string, progress io.Writer) (*Clust
 			"--kubeconfig=" + abs("scheduler.kubeconfig"), "--secure-port=0", "--profiling=false",
 		}},
 	}
-
-	up := false
-	defer func() {
-		if !up {
-			_ = c.Down()
-		}
-	}()
 	t0 := time.Now()
 	for _, s := range steps {
-		if err := c.start(ctx, s); err != nil {
+		if err := c.startSaying(ctx, s, t0, progress); err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(progress, "k8s: %-24s up after %4.1f s\n", s.name, time.Since(t0).Seconds())
 	}
 	if err := wait(ctx, nil, "the default service account (kube-controller-manager's)", time.Minute, api.serviceAccount("default", "default")); err != nil {
 		return nil, err
+	}
+	if node != nil {
+		if err := c.startNode(ctx, *node, certs, api, t0, progress); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := c.Run(ctx, "apply", "--server-side", "-f", b.CRDs); err != nil {
 		return nil, fmt.Errorf("the k6-operator's CRDs: %w", err)
@@ -132,18 +169,20 @@ func Up(ctx context.Context, b Binaries, dir string, progress io.Writer) (*Clust
 		b.Manager, "-kubeconfig", c.Kubeconfig,
 		"-metrics-bind-address", "127.0.0.1:0", "-health-probe-bind-address", "127.0.0.1:0",
 	}}
+	if node != nil {
+		mgr = c.operatorInCluster(mgr, certs)
+	}
 	mgr.ready = logHas(filepath.Join(dir, mgr.name+".log"), "Starting workers", `"testrun"`)
-	if err := c.start(ctx, mgr); err != nil {
+	if err := c.startSaying(ctx, mgr, t0, progress); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(progress, "k8s: %-24s up after %4.1f s\n", mgr.name, time.Since(t0).Seconds())
 	up = true
 	return c, nil
 }
 
 // start starts one component, keeps it in the state file, and waits until it is ready.
 func (c *Cluster) start(ctx context.Context, s step) error {
-	p, err := stack.StartProcess(s.argv, os.Environ(), c.Dir, filepath.Join(c.Dir, s.name+".log"))
+	p, err := stack.StartProcess(s.argv, append(os.Environ(), s.env...), c.Dir, filepath.Join(c.Dir, s.name+".log"))
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.name, err)
 	}
@@ -152,6 +191,15 @@ func (c *Cluster) start(ctx context.Context, s step) error {
 		return err
 	}
 	return wait(ctx, p, s.name, s.limit, s.ready)
+}
+
+// startSaying is start, then a line on progress with the time since t0.
+func (c *Cluster) startSaying(ctx context.Context, s step, t0 time.Time, progress io.Writer) error {
+	if err := c.start(ctx, s); err != nil {
+		return err
+	}
+	fmt.Fprintf(progress, "k8s: %-24s up after %4.1f s\n", s.name, time.Since(t0).Seconds())
+	return nil
 }
 
 // wait polls ready until it succeeds, the limit passes or p (when given) exits; the error
