@@ -112,12 +112,8 @@ func cmdK8s(ctx context.Context, args []string) error {
 	}
 	w, err := k8s.Write(ctx, k8s.Job{
 		Settings: f.Settings,
-		K6: k8s.K6{
-			Path:      envOr("K6", filepath.Join(root, "bin", "k6")),
-			Env:       []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")},
-			Elsewhere: os.TempDir(),
-		},
-		Script: script, ScenariosDir: r.ScenariosDir, Dir: dir,
+		K6:       archiverK6(envOr("K6", filepath.Join(root, "bin", "k6"))),
+		Script:   script, ScenariosDir: r.ScenariosDir, Dir: dir,
 		Env: f.RunnerEnv(os.Getenv),
 	})
 	if err != nil {
@@ -130,4 +126,14 @@ func cmdK8s(ctx context.Context, args []string) error {
 		fmt.Printf("no INFLUXDB_URL: each runner's summary is in its own log only, which cleanup: post deletes with the pods at the end (follow them: kubectl logs -f -l k6_cr=%s,runner=true --prefix); give INFLUXDB_URL to see the split run as one in the dashboards\n", w.Name)
 	}
 	return nil
+}
+
+// archiverK6 is the k6 at path as k8s.Write runs it: with this machine's PATH and HOME only,
+// inspecting its archive from the temporary folder.
+func archiverK6(path string) k8s.K6 {
+	return k8s.K6{
+		Path:      path,
+		Env:       []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")},
+		Elsewhere: os.TempDir(),
+	}
 }

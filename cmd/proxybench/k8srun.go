@@ -82,12 +82,9 @@ func cmdK8sRun(ctx context.Context, args []string) error {
 		return err
 	}
 	l := &operatorLauncher{
-		cluster: c, image: imgs.k6.ref, root: root, profile: f.profile,
-		k6: k8s.K6{
-			Path:      filepath.Join(root, "bin", "k6"),
-			Env:       []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")},
-			Elsewhere: os.TempDir(),
-		},
+		cluster: c, image: imgs.k6.ref, profile: f.profile,
+		// the image's k6 archives the scenario too
+		k6: archiverK6(filepath.Join(root, "bin", "k6")),
 	}
 	return runOnStack(ctx, f, cells, func(r *runner.Runner) {
 		r.Segments = n
@@ -117,11 +114,11 @@ func stackOnTheNodesSide() error {
 
 // operatorLauncher runs a split run's instances as the runners of a TestRun.
 type operatorLauncher struct {
-	cluster            *cluster.Cluster
-	image              string
-	root, scenariosDir string
-	profile            string
-	k6                 k8s.K6
+	cluster      *cluster.Cluster
+	image        string
+	scenariosDir string
+	profile      string
+	k6           k8s.K6
 }
 
 // podEnv are the variables of a local instance's environment that go to the runners: those

@@ -109,8 +109,9 @@ func (c *Cluster) Alive() bool {
 // Down stops every component by pid, the last started first (the operator before the API
 // server it talks to, etcd last), and removes the state file. The folder stays, with the logs.
 //
-// With a node, the pods' processes and containerd's shims are killed before containerd stops,
-// and once every process is gone the node's teardown undoes what it made outside the folder.
+// With a node, the pods' processes and containerd's shims, which outlive containerd, are killed
+// once every component has stopped, and the node's teardown then undoes what it made outside
+// the folder.
 func (c *Cluster) Down() error {
 	var errs []error
 	if c.Node != nil && c.Alive() {
@@ -121,11 +122,6 @@ func (c *Cluster) Down() error {
 		cancel()
 	}
 	for _, p := range slices.Backward(c.Components) {
-		if c.Node != nil && p.Name == "containerd" {
-			if err := c.Node.stopNodeWorkloads(c.Dir); err != nil {
-				errs = append(errs, err)
-			}
-		}
 		if err := p.Stop(10 * time.Second); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", p.Name, err))
 		}

@@ -22,7 +22,7 @@ CNI_DEB_VERSION="${CNI_DEB_VERSION:-1.1.1+ds1-3+b5}"
 IPTABLES_DEB_VERSION="${IPTABLES_DEB_VERSION:-1.8.9-2}"
 BUSYBOX_DEB_VERSION="${BUSYBOX_DEB_VERSION:-1:1.35.0-4+deb12u1+b1}"
 
-kube_version="$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ { print $2; exit }' kube/go.mod)"
+kube_version="$(kube_required k8s.io/kubernetes)"
 [ -n "$kube_version" ] || { echo "install-node: k8s/cluster/kube/go.mod requires no k8s.io/kubernetes" >&2; exit 1; }
 
 if pins_mode; then

@@ -14,9 +14,8 @@ cd "$(dirname "$0")"
 . kube-build.sh
 
 # the versions are kube/go.mod's requirements: one place to bump them
-required() { awk -v m="$1" '$1 == m && $2 ~ /^v/ { print $2; exit }' kube/go.mod; }
-kube_version="$(required k8s.io/kubernetes)"
-etcd_version="$(required go.etcd.io/etcd/server/v3)"
+kube_version="$(kube_required k8s.io/kubernetes)"
+etcd_version="$(kube_required go.etcd.io/etcd/server/v3)"
 if [ -z "$kube_version" ] || [ -z "$etcd_version" ]; then
   echo "install: k8s/cluster/kube/go.mod requires no k8s.io/kubernetes or go.etcd.io/etcd/server/v3" >&2
   exit 1

@@ -69,7 +69,11 @@ func nodeAPIServerArgs(dir string, certs pki, node *NodeOptions) []string {
 	}
 }
 
-const tokenFile = "pki/tokens.csv"
+// The operator's token: the API server's list of tokens, and the operator's own copy.
+const (
+	tokenFile         = "pki/tokens.csv"
+	operatorTokenFile = "pki/operator.token"
+)
 
 // startNode starts containerd, imports the images, then the kubelet and kube-proxy, each in
 // the node's network namespace, and returns once the Node is Ready.
@@ -153,7 +157,7 @@ func (c *Cluster) operatorInCluster(s step, certs pki) step {
 	script := `mount -t tmpfs -o mode=0755 proxybench /run && mkdir -p "$1" && cp "$2" "$1/ca.crt" && cp "$3" "$1/token" && shift 3 && exec "$@"`
 	argv := append([]string{
 		"unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh",
-		sa, filepath.Join(c.Dir, certs.CA), filepath.Join(c.Dir, "pki", "operator.token"),
+		sa, filepath.Join(c.Dir, certs.CA), filepath.Join(c.Dir, operatorTokenFile),
 	}, s.argv...)
 	_, port, _ := strings.Cut(strings.TrimPrefix(c.Server, "https://"), ":")
 	s.argv = argv
@@ -172,7 +176,7 @@ func writeOperatorToken(dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, tokenFile), []byte(token+",proxybench-k6-operator,proxybench-k6-operator,\"system:masters\"\n"), 0o600); err != nil {
 		return fmt.Errorf("k6-operator token: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "pki", "operator.token"), []byte(token), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, operatorTokenFile), []byte(token), 0o600); err != nil {
 		return fmt.Errorf("k6-operator token: %w", err)
 	}
 	return nil
